@@ -61,9 +61,15 @@ class NormalGrammar:
         return len(self.terminals) + len(self.nonterminals)
 
     def terminal_id(self, name: str) -> int:
-        """Id of the terminal named `name` (grammar name, or quoted literal like '"if"')."""
+        """Id of the terminal named `name` (grammar name, or quoted literal like '"if"').
+
+        A quoted literal also finds a named terminal defined as exactly that literal
+        (`LPAR: "("` is found by '"("')."""
         for i, t in enumerate(self.terminals):
             if t.name == name:
+                return i
+        for i, t in enumerate(self.terminals):
+            if t.literal is not None and literal_name(t.literal) == name:
                 return i
         raise KeyError(name)
 
@@ -105,10 +111,51 @@ class LexerDFA:
 
 
 @dataclass(frozen=True)
+class GrammarSize:
+    """Size of a CFG: nonterminals, productions, distinct terminals used in productions, and
+    the total length of all right-hand sides."""
+
+    nonterminals: int
+    productions: int
+    terminals: int
+    rhs_length: int
+
+
+@dataclass(frozen=True)
 class CompiledGrammar:
-    """Everything the engine needs for one language."""
+    """Everything the engine needs for one language.
+
+    size_before: the plain CFG right after EBNF expansion and the subset-terminal rewrite.
+    size_after:  `grammar` (the 2NF output).
+    warnings:    messages for `holefill grammar LANG` (overlapping terminals, shadowed or
+                 unused terminals).
+    subset_allowed: (a, b) terminal ids: the grammar was rewritten so that terminal a is
+                 accepted wherever b stands (a's words are all b's words and a wins ties).
+    """
 
     language: str
     source_path: str
     grammar: NormalGrammar
     lexer: LexerDFA
+    size_before: GrammarSize | None = None
+    size_after: GrammarSize | None = None
+    warnings: tuple[str, ...] = ()
+    subset_allowed: tuple[tuple[int, int], ...] = ()
+
+
+def literal_name(text: str) -> str:
+    """The name of the anonymous terminal for string literal `text`: the text in double
+    quotes, with backslash, double quote and control characters escaped ('"if"', '"\\n"')."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'

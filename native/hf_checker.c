@@ -1,0 +1,725 @@
+/*
+ * hf_checker.c -- the emptiness search over the implicit intersection grammar.
+ *
+ * Outline of one run:
+ *   1. validate the NFA (errors name the offending array index);
+ *   2. trim it: keep states reachable from a start AND co-reachable to a final, using only
+ *      ε edges and edges whose terminal occurs in some production (others can never be
+ *      part of a word of L(G));
+ *   3. eliminate ε: every terminal edge p -t-> q becomes p -t-> q' for each q' in the
+ *      ε-closure of q, and the start set becomes the ε-closure of the starts;
+ *   4. Knuth/Dijkstra over items (p, A, q): seed with terminal items (one per composed
+ *      edge) and nullable items (p, A, p); pop the lightest, finalize it, index it, and
+ *      combine it with finalized partners only.
+ * Nothing is |Q|^2-sized: items live in a hash map keyed by the packed triple, and the
+ * finalized ones are threaded into two lists, by (p, A) and by (q, A).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "hf_internal.h"
+
+enum {
+  HF_DEFAULT_MAX_STEPS = 50000000,
+  HF_DEFAULT_MAX_ITEMS = 4000000,
+  HF_POLL_EVERY = 4096,
+  /* Weights below this go to the O(1) bucket queue, heavier ones to a binary heap. */
+  HF_BUCKET_LIMIT = 1 << 16,
+};
+
+/* How an item was derived: its back-pointer for witness reconstruction. */
+enum { HF_KIND_EDGE = 0, HF_KIND_EMPTY = 1, HF_KIND_UNARY = 2, HF_KIND_BINARY = 3 };
+
+typedef struct HfItem {
+  int32_t p, q, sym;
+  uint8_t kind;
+  uint8_t done;       /* finalized: weight is minimal, item is in the indexes          */
+  uint64_t weight;
+  int32_t left;       /* EDGE: composed edge index; UNARY/BINARY: first child item     */
+  int32_t right;      /* BINARY: second child item                                     */
+  int32_t next_left;  /* next finalized item with the same (p, sym), or -1             */
+  int32_t next_right; /* next finalized item with the same (q, sym), or -1             */
+} HfItem;
+
+typedef struct HfEdge {
+  int32_t from, label, to, orig;
+  uint64_t weight;
+} HfEdge;
+
+typedef struct HfQueueEntry {
+  int32_t item;
+  int32_t next;
+} HfQueueEntry;
+
+typedef struct HfHeapEntry {
+  uint64_t weight;
+  int32_t item;
+} HfHeapEntry;
+
+/* Per-state flags. */
+enum { HF_REACH = 1, HF_COREACH = 2, HF_START = 4, HF_FINAL = 8 };
+#define HF_USEFUL (HF_REACH | HF_COREACH)
+
+struct HfChecker {
+  const HfGrammar *grammar;
+  char error[256];
+  HfStats stats;
+
+  /* NFA preprocessing, sized by the last run's n_states / n_edges. */
+  HfByteArray state_flags;
+  HfInt32Array out_start, out_list; /* edge indices by from-state (CSR)        */
+  HfInt32Array in_start, in_list;   /* edge indices by to-state (CSR)          */
+  HfInt32Array closure_mark;        /* DFS visit stamps                        */
+  HfInt32Array stack;
+  Array(HfEdge) edges;              /* composed terminal edges                 */
+
+  /* Search. */
+  Array(HfItem) items;
+  HfMap item_map;    /* packed (p, sym, q) -> item                            */
+  HfMap left_index;  /* packed (p, sym) -> first finalized item starting at p */
+  HfMap right_index; /* packed (q, sym) -> first finalized item ending at q   */
+  HfInt32Array buckets;          /* weight -> first queue entry, or -1 */
+  Array(HfQueueEntry) entries;
+  Array(HfHeapEntry) heap;
+  size_t cursor;                 /* lightest possibly non-empty bucket */
+
+  /* Result. */
+  HfInt32Array witness_edges, witness_states;
+};
+
+/* Per-run constants, kept together so the hot helpers take one pointer. */
+typedef struct HfRun {
+  int vbits, qbits;
+  int32_t start_sym;
+  uint64_t max_items;
+  int want_witness;
+  int32_t goal; /* item index of a goal item once found, else -1 */
+} HfRun;
+
+/* ---- lifecycle ------------------------------------------------------------------------ */
+
+HfChecker *hf_checker_new(const HfGrammar *grammar) {
+  if (grammar == NULL) return NULL;
+  HfChecker *self = hf_malloc(sizeof *self);
+  if (self == NULL) return NULL;
+  memset(self, 0, sizeof *self);
+  self->grammar = grammar;
+  array_init(&self->state_flags);
+  array_init(&self->out_start);
+  array_init(&self->out_list);
+  array_init(&self->in_start);
+  array_init(&self->in_list);
+  array_init(&self->closure_mark);
+  array_init(&self->stack);
+  array_init(&self->edges);
+  array_init(&self->items);
+  hf_map_init(&self->item_map);
+  hf_map_init(&self->left_index);
+  hf_map_init(&self->right_index);
+  array_init(&self->buckets);
+  array_init(&self->entries);
+  array_init(&self->heap);
+  array_init(&self->witness_edges);
+  array_init(&self->witness_states);
+  return self;
+}
+
+void hf_checker_delete(HfChecker *self) {
+  if (self == NULL) return;
+  array_destroy(&self->state_flags);
+  array_destroy(&self->out_start);
+  array_destroy(&self->out_list);
+  array_destroy(&self->in_start);
+  array_destroy(&self->in_list);
+  array_destroy(&self->closure_mark);
+  array_destroy(&self->stack);
+  array_destroy(&self->edges);
+  array_destroy(&self->items);
+  hf_map_destroy(&self->item_map);
+  hf_map_destroy(&self->left_index);
+  hf_map_destroy(&self->right_index);
+  array_destroy(&self->buckets);
+  array_destroy(&self->entries);
+  array_destroy(&self->heap);
+  array_destroy(&self->witness_edges);
+  array_destroy(&self->witness_states);
+  hf_free(self);
+}
+
+static HfVerdict hf_checker__fail(HfChecker *self, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(self->error, sizeof self->error, format, args);
+  va_end(args);
+  return HF_ERROR;
+}
+
+/* ---- input validation ------------------------------------------------------------------ */
+
+static HfVerdict hf_checker__validate(HfChecker *self, int32_t n_states, const int32_t *edges,
+                                      size_t n_edges, const int32_t *starts, size_t n_starts,
+                                      const int32_t *finals, size_t n_finals) {
+  int32_t n_terminals = self->grammar->n_terminals;
+  if (n_states < 0) return hf_checker__fail(self, "n_states = %d is negative", (int)n_states);
+  if ((n_edges && edges == NULL) || (n_starts && starts == NULL) ||
+      (n_finals && finals == NULL))
+    return hf_checker__fail(self, "%s", "NULL array with non-zero count");
+  if (n_edges > (size_t)INT32_MAX / 4)
+    return hf_checker__fail(self, "n_edges = %zu is too large", n_edges);
+  for (size_t i = 0; i < n_edges; i++) {
+    const int32_t *e = edges + 4 * i;
+    if (e[0] < 0 || e[0] >= n_states)
+      return hf_checker__fail(self, "edges[%zu] (edge %zu, from) = %d is not a state [0, %d)",
+                              4 * i, i, (int)e[0], (int)n_states);
+    if (e[1] < -1 || e[1] >= n_terminals)
+      return hf_checker__fail(self,
+                              "edges[%zu] (edge %zu, label) = %d is not a terminal [0, %d) "
+                              "or -1 (epsilon)",
+                              4 * i + 1, i, (int)e[1], (int)n_terminals);
+    if (e[2] < 0 || e[2] >= n_states)
+      return hf_checker__fail(self, "edges[%zu] (edge %zu, to) = %d is not a state [0, %d)",
+                              4 * i + 2, i, (int)e[2], (int)n_states);
+    if (e[3] < 0)
+      return hf_checker__fail(self, "edges[%zu] (edge %zu, weight) = %d is negative",
+                              4 * i + 3, i, (int)e[3]);
+    if (e[1] == -1 && e[3] != 0)
+      return hf_checker__fail(self,
+                              "edges[%zu] (edge %zu, weight) = %d: epsilon edges must have "
+                              "weight 0",
+                              4 * i + 3, i, (int)e[3]);
+  }
+  for (size_t i = 0; i < n_starts; i++)
+    if (starts[i] < 0 || starts[i] >= n_states)
+      return hf_checker__fail(self, "starts[%zu] = %d is not a state [0, %d)", i,
+                              (int)starts[i], (int)n_states);
+  for (size_t i = 0; i < n_finals; i++)
+    if (finals[i] < 0 || finals[i] >= n_states)
+      return hf_checker__fail(self, "finals[%zu] = %d is not a state [0, %d)", i,
+                              (int)finals[i], (int)n_states);
+  return HF_YES;
+}
+
+/* ---- NFA preprocessing ----------------------------------------------------------------- */
+
+/* An edge can be part of a word of L(G) only when it is ε or its terminal is used. */
+HF_INLINE bool hf_checker__edge_usable(const HfChecker *self, const int32_t *e) {
+  return e[1] < 0 || self->grammar->used.contents[e[1]];
+}
+
+/* CSR of the usable edges, keyed by from-state (key_at 0) or to-state (key_at 2). */
+static bool hf_checker__edge_csr(HfChecker *self, HfInt32Array *starts, HfInt32Array *list,
+                                 int32_t n_states, const int32_t *edges, size_t n_edges,
+                                 int key_at) {
+  if (!array_resize(starts, (size_t)n_states + 1)) return false;
+  if (!array_resize(list, n_edges)) return false;
+  int32_t *st = starts->contents;
+  memset(st, 0, ((size_t)n_states + 1) * sizeof *st);
+  for (size_t i = 0; i < n_edges; i++)
+    if (hf_checker__edge_usable(self, edges + 4 * i)) st[edges[4 * i + key_at] + 1]++;
+  for (int32_t s = 0; s < n_states; s++) st[s + 1] += st[s];
+  for (size_t i = 0; i < n_edges; i++)
+    if (hf_checker__edge_usable(self, edges + 4 * i))
+      list->contents[st[edges[4 * i + key_at]]++] = (int32_t)i;
+  for (int32_t s = n_states; s > 0; s--) st[s] = st[s - 1];
+  st[0] = 0;
+  return true;
+}
+
+/* Marks `flag` on every state reachable from the seeds through usable edges, walking the
+ * CSR (forward from starts, or backward from finals).  Explicit stack. */
+static bool hf_checker__flood(HfChecker *self, const int32_t *seeds, size_t n_seeds,
+                              uint8_t flag, const HfInt32Array *csr_start,
+                              const HfInt32Array *csr_list, const int32_t *edges,
+                              int other_at) {
+  uint8_t *flags = self->state_flags.contents;
+  array_clear(&self->stack);
+  for (size_t i = 0; i < n_seeds; i++) {
+    if (flags[seeds[i]] & flag) continue;
+    flags[seeds[i]] |= flag;
+    if (!array_push(&self->stack, seeds[i])) return false;
+  }
+  while (self->stack.size > 0) {
+    int32_t s = self->stack.contents[--self->stack.size];
+    for (int32_t k = csr_start->contents[s]; k < csr_start->contents[s + 1]; k++) {
+      int32_t t = edges[4 * (size_t)csr_list->contents[k] + other_at];
+      if (flags[t] & flag) continue;
+      flags[t] |= flag;
+      if (!array_push(&self->stack, t)) return false;
+    }
+  }
+  return true;
+}
+
+/* Pushes the useful ε-closure of `from` onto self->stack's tail region starting at
+ * `base`; visit stamps in closure_mark avoid an O(|Q|) reset per closure. */
+static bool hf_checker__closure(HfChecker *self, int32_t from, int32_t stamp,
+                                const int32_t *edges, size_t *base_out) {
+  int32_t *mark = self->closure_mark.contents;
+  const uint8_t *flags = self->state_flags.contents;
+  const int32_t *out_start = self->out_start.contents;
+  const int32_t *out_list = self->out_list.contents;
+  size_t base = self->stack.size;
+  /* The stack region [base, size) is the result; `scan` walks it as a BFS queue. */
+  mark[from] = stamp;
+  if (!array_push(&self->stack, from)) return false;
+  for (size_t scan = base; scan < self->stack.size; scan++) {
+    int32_t s = self->stack.contents[scan];
+    for (int32_t k = out_start[s]; k < out_start[s + 1]; k++) {
+      const int32_t *e = edges + 4 * (size_t)out_list[k];
+      if (e[1] != -1 || mark[e[2]] == stamp || (flags[e[2]] & HF_USEFUL) != HF_USEFUL)
+        continue;
+      mark[e[2]] = stamp;
+      if (!array_push(&self->stack, e[2])) return false;
+    }
+  }
+  *base_out = base;
+  return true;
+}
+
+/* Steps 2 and 3 of the outline.  Fills state_flags and the composed edge list. */
+static bool hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t *edges,
+                                size_t n_edges, const int32_t *starts, size_t n_starts,
+                                const int32_t *finals, size_t n_finals) {
+  if (!array_resize(&self->state_flags, (size_t)n_states)) return false;
+  if (!array_resize(&self->closure_mark, (size_t)n_states)) return false;
+  memset(self->state_flags.contents, 0, (size_t)n_states);
+  memset(self->closure_mark.contents, 0xff, (size_t)n_states * sizeof(int32_t));
+  if (!hf_checker__edge_csr(self, &self->out_start, &self->out_list, n_states, edges,
+                            n_edges, 0))
+    return false;
+  if (!hf_checker__edge_csr(self, &self->in_start, &self->in_list, n_states, edges, n_edges,
+                            2))
+    return false;
+  if (!hf_checker__flood(self, starts, n_starts, HF_REACH, &self->out_start, &self->out_list,
+                         edges, 2))
+    return false;
+  if (!hf_checker__flood(self, finals, n_finals, HF_COREACH, &self->in_start, &self->in_list,
+                         edges, 0))
+    return false;
+  uint8_t *flags = self->state_flags.contents;
+  uint64_t useful = 0;
+  for (int32_t s = 0; s < n_states; s++) useful += (flags[s] & HF_USEFUL) == HF_USEFUL;
+  self->stats.useful_states = useful;
+  for (size_t i = 0; i < n_finals; i++)
+    if ((flags[finals[i]] & HF_USEFUL) == HF_USEFUL) flags[finals[i]] |= HF_FINAL;
+
+  /* Start set = useful ε-closure of the useful starts. */
+  int32_t stamp = 0;
+  for (size_t i = 0; i < n_starts; i++) {
+    int32_t s = starts[i];
+    if ((flags[s] & HF_USEFUL) != HF_USEFUL || (flags[s] & HF_START)) continue;
+    size_t base;
+    array_clear(&self->stack);
+    if (!hf_checker__closure(self, s, stamp++, edges, &base)) return false;
+    for (size_t k = base; k < self->stack.size; k++) flags[self->stack.contents[k]] |= HF_START;
+  }
+
+  /* Composed edges, grouped by target so that each closure is computed once. */
+  array_clear(&self->edges);
+  for (int32_t q = 0; q < n_states; q++) {
+    int32_t first = self->in_start.contents[q], last = self->in_start.contents[q + 1];
+    if ((flags[q] & HF_USEFUL) != HF_USEFUL || first == last) continue;
+    size_t base = 0;
+    array_clear(&self->stack);
+    bool has_eps = false;
+    for (int32_t k = self->out_start.contents[q]; k < self->out_start.contents[q + 1]; k++)
+      if (edges[4 * (size_t)self->out_list.contents[k] + 1] == -1) has_eps = true;
+    if (has_eps) {
+      if (!hf_checker__closure(self, q, stamp++, edges, &base)) return false;
+    } else if (!array_push(&self->stack, q)) {
+      return false;
+    }
+    for (int32_t k = first; k < last; k++) {
+      int32_t i = self->in_list.contents[k];
+      const int32_t *e = edges + 4 * (size_t)i;
+      if (e[1] == -1 || (flags[e[0]] & HF_USEFUL) != HF_USEFUL) continue;
+      for (size_t c = base; c < self->stack.size; c++) {
+        HfEdge composed = {e[0], e[1], self->stack.contents[c], i, (uint64_t)e[3]};
+        if (!array_push(&self->edges, composed)) return false;
+      }
+    }
+  }
+  self->stats.edges = self->edges.size;
+  return true;
+}
+
+/* ---- priority queue ------------------------------------------------------------------- */
+
+static bool hf_checker__heap_push(HfChecker *self, uint64_t weight, int32_t item) {
+  HfHeapEntry entry = {weight, item};
+  if (!array_push(&self->heap, entry)) return false;
+  HfHeapEntry *h = self->heap.contents;
+  size_t i = self->heap.size - 1;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (h[parent].weight <= weight) break;
+    h[i] = h[parent];
+    i = parent;
+  }
+  h[i] = entry;
+  return true;
+}
+
+static HfHeapEntry hf_checker__heap_pop(HfChecker *self) {
+  HfHeapEntry *h = self->heap.contents;
+  HfHeapEntry top = h[0];
+  HfHeapEntry last = h[--self->heap.size];
+  size_t n = self->heap.size, i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && h[child + 1].weight < h[child].weight) child++;
+    if (last.weight <= h[child].weight) break;
+    h[i] = h[child];
+    i = child;
+  }
+  if (n > 0) h[i] = last;
+  return top;
+}
+
+HF_INLINE bool hf_checker__push(HfChecker *self, uint64_t weight, int32_t item) {
+  if (HF_UNLIKELY(weight >= HF_BUCKET_LIMIT)) return hf_checker__heap_push(self, weight, item);
+  size_t w = (size_t)weight;
+  if (w >= self->buckets.size) {
+    size_t old = self->buckets.size;
+    if (!array_resize(&self->buckets, w + 1)) return false;
+    memset(self->buckets.contents + old, 0xff, (w + 1 - old) * sizeof(int32_t));
+  }
+  HfQueueEntry entry = {item, self->buckets.contents[w]};
+  if (!array_push(&self->entries, entry)) return false;
+  self->buckets.contents[w] = (int32_t)(self->entries.size - 1);
+  return true;
+}
+
+/* Lightest live item, or -1 when the queue is empty.  Stale entries (item already
+ * finalized, or pushed again with a lower weight) are skipped: lazy deletion. */
+static int32_t hf_checker__pop(HfChecker *self) {
+  int32_t *buckets = self->buckets.contents;
+  while (self->cursor < self->buckets.size) {
+    int32_t e = buckets[self->cursor];
+    if (e < 0) {
+      self->cursor++;
+      continue;
+    }
+    HfQueueEntry entry = self->entries.contents[e];
+    buckets[self->cursor] = entry.next;
+    const HfItem *it = &self->items.contents[entry.item];
+    if (!it->done && it->weight == self->cursor) return entry.item;
+  }
+  while (self->heap.size > 0) {
+    HfHeapEntry top = hf_checker__heap_pop(self);
+    const HfItem *it = &self->items.contents[top.item];
+    if (!it->done && it->weight == top.weight) return top.item;
+  }
+  return -1;
+}
+
+/* ---- search --------------------------------------------------------------------------- */
+
+enum { HF_DISCOVER_OK = 0, HF_DISCOVER_GOAL = 1, HF_DISCOVER_OOM = 2, HF_DISCOVER_FULL = 3 };
+
+HF_INLINE uint64_t hf_checker__item_key(const HfRun *run, int32_t p, int32_t sym, int32_t q) {
+  return ((((uint64_t)p << run->qbits) | (uint64_t)q) << run->vbits) | (uint64_t)sym;
+}
+
+HF_INLINE uint64_t hf_checker__index_key(const HfRun *run, int32_t state, int32_t sym) {
+  return ((uint64_t)state << run->vbits) | (uint64_t)sym;
+}
+
+/* Records that item (p, sym, q) is derivable with `weight` via (kind, left, right):
+ * creates it, or lowers its weight if it is not finalized yet. */
+static int hf_checker__discover(HfChecker *self, HfRun *run, int32_t p, int32_t sym,
+                                int32_t q, uint64_t weight, uint8_t kind, int32_t left,
+                                int32_t right) {
+  if (HF_UNLIKELY(!hf_map_reserve(&self->item_map, 1))) return HF_DISCOVER_OOM;
+  uint64_t key = hf_checker__item_key(run, p, sym, q);
+  HfMapSlot *slot = hf_map_probe(&self->item_map, key);
+  if (slot->stamp == self->item_map.stamp) {
+    HfItem *it = &self->items.contents[slot->value];
+    if (it->done || it->weight <= weight) return HF_DISCOVER_OK;
+    it->weight = weight;
+    it->kind = kind;
+    it->left = left;
+    it->right = right;
+    return hf_checker__push(self, weight, slot->value) ? HF_DISCOVER_OK : HF_DISCOVER_OOM;
+  }
+  if (HF_UNLIKELY(self->items.size >= run->max_items)) return HF_DISCOVER_FULL;
+  if (HF_UNLIKELY(!array_reserve(&self->items, self->items.size + 1))) return HF_DISCOVER_OOM;
+  int32_t index = (int32_t)self->items.size++;
+  HfItem *it = &self->items.contents[index];
+  it->p = p;
+  it->q = q;
+  it->sym = sym;
+  it->kind = kind;
+  it->done = 0;
+  it->weight = weight;
+  it->left = left;
+  it->right = right;
+  it->next_left = -1;
+  it->next_right = -1;
+  hf_map_fill(&self->item_map, slot, key, index);
+  if (!hf_checker__push(self, weight, index)) return HF_DISCOVER_OOM;
+  if (sym == run->start_sym && !run->want_witness) {
+    const uint8_t *flags = self->state_flags.contents;
+    if ((flags[p] & HF_START) && (flags[q] & HF_FINAL)) {
+      run->goal = index;
+      return HF_DISCOVER_GOAL;
+    }
+  }
+  return HF_DISCOVER_OK;
+}
+
+/* Threads a just-finalized item into the (p, sym) and (q, sym) lists. */
+static bool hf_checker__index(HfChecker *self, const HfRun *run, int32_t index) {
+  HfItem *it = &self->items.contents[index];
+  if (!hf_map_reserve(&self->left_index, 1) || !hf_map_reserve(&self->right_index, 1))
+    return false;
+  uint64_t key = hf_checker__index_key(run, it->p, it->sym);
+  HfMapSlot *slot = hf_map_probe(&self->left_index, key);
+  if (slot->stamp == self->left_index.stamp) {
+    it->next_left = slot->value;
+    slot->value = index;
+  } else {
+    hf_map_fill(&self->left_index, slot, key, index);
+  }
+  key = hf_checker__index_key(run, it->q, it->sym);
+  slot = hf_map_probe(&self->right_index, key);
+  if (slot->stamp == self->right_index.stamp) {
+    it->next_right = slot->value;
+    slot->value = index;
+  } else {
+    hf_map_fill(&self->right_index, slot, key, index);
+  }
+  return true;
+}
+
+static int hf__bits(uint64_t n) {
+  int bits = 1;
+  while (bits < 64 && (n >> bits) != 0) bits++;
+  return bits;
+}
+
+/* Leaves of the goal item's derivation, left to right (explicit stack). */
+static bool hf_checker__build_witness(HfChecker *self, int32_t goal) {
+  array_clear(&self->witness_edges);
+  array_clear(&self->witness_states);
+  array_clear(&self->stack);
+  if (!array_push(&self->stack, goal)) return false;
+  while (self->stack.size > 0) {
+    const HfItem *it = &self->items.contents[self->stack.contents[--self->stack.size]];
+    switch (it->kind) {
+      case HF_KIND_EDGE:
+        if (!array_push(&self->witness_edges, self->edges.contents[it->left].orig) ||
+            !array_push(&self->witness_states, it->q))
+          return false;
+        break;
+      case HF_KIND_UNARY:
+        if (!array_push(&self->stack, it->left)) return false;
+        break;
+      case HF_KIND_BINARY:
+        if (!array_push(&self->stack, it->right) || !array_push(&self->stack, it->left))
+          return false;
+        break;
+      default: /* HF_KIND_EMPTY: no leaves */
+        break;
+    }
+  }
+  self->stats.leaves = self->witness_edges.size;
+  self->stats.weight = self->items.contents[goal].weight;
+  return true;
+}
+
+HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
+                         const int32_t *edges, size_t n_edges,
+                         const int32_t *starts, size_t n_starts,
+                         const int32_t *finals, size_t n_finals,
+                         const HfLimits *limits, int want_witness,
+                         HfCancelFn cancel, void *cancel_ctx) {
+  if (self == NULL) return HF_ERROR;
+  HfVerdict verdict = HF_NO;
+  const HfGrammar *g = self->grammar;
+  self->error[0] = '\0';
+  memset(&self->stats, 0, sizeof self->stats);
+  array_clear(&self->witness_edges);
+  array_clear(&self->witness_states);
+  array_clear(&self->items);
+  array_clear(&self->entries);
+  array_clear(&self->heap);
+  array_clear(&self->buckets);
+  self->cursor = 0;
+  hf_map_clear(&self->item_map);
+  hf_map_clear(&self->left_index);
+  hf_map_clear(&self->right_index);
+  uint64_t steps = 0;
+
+  verdict = hf_checker__validate(self, n_states, edges, n_edges, starts, n_starts, finals,
+                                 n_finals);
+  if (verdict == HF_ERROR) return verdict;
+  verdict = HF_NO;
+
+  HfRun run;
+  run.vbits = hf__bits((uint64_t)g->n_symbols - 1);
+  run.qbits = hf__bits(n_states > 0 ? (uint64_t)n_states - 1 : 0);
+  if (2 * run.qbits + run.vbits > 64)
+    return hf_checker__fail(self, "n_states = %d is too large for n_symbols = %d",
+                            (int)n_states, (int)g->n_symbols);
+  run.start_sym = g->start;
+  run.want_witness = want_witness;
+  run.goal = -1;
+  run.max_items = limits && limits->max_items ? limits->max_items : HF_DEFAULT_MAX_ITEMS;
+  if (run.max_items > INT32_MAX) run.max_items = INT32_MAX;
+  uint64_t max_steps = limits && limits->max_steps ? limits->max_steps : HF_DEFAULT_MAX_STEPS;
+  uint64_t poll_at = max_steps < HF_POLL_EVERY ? max_steps + 1 : HF_POLL_EVERY;
+
+  if (!hf_checker__prepare(self, n_states, edges, n_edges, starts, n_starts, finals,
+                           n_finals))
+    goto oom;
+
+  int status = HF_DISCOVER_OK;
+  /* Seeds: terminal items, then nullable items on every useful state. */
+  for (size_t i = 0; i < self->edges.size && status == HF_DISCOVER_OK; i++) {
+    const HfEdge *e = &self->edges.contents[i];
+    status = hf_checker__discover(self, &run, e->from, e->label, e->to, e->weight,
+                                  HF_KIND_EDGE, (int32_t)i, -1);
+  }
+  for (size_t k = 0; k < g->nullable.size && status == HF_DISCOVER_OK; k++) {
+    int32_t a = g->nullable.contents[k];
+    if (!g->used.contents[a] && a != g->start) continue;
+    for (int32_t s = 0; s < n_states && status == HF_DISCOVER_OK; s++)
+      if ((self->state_flags.contents[s] & HF_USEFUL) == HF_USEFUL)
+        status = hf_checker__discover(self, &run, s, a, s, 0, HF_KIND_EMPTY, -1, -1);
+  }
+
+  const int32_t *left_start = g->left_start.contents, *left_pairs = g->left_pairs.contents;
+  const int32_t *right_start = g->right_start.contents,
+                *right_pairs = g->right_pairs.contents;
+  const int32_t *unary_start = g->unary_start.contents,
+                *unary_parent = g->unary_parent.contents;
+
+/* One unit of work; polls the step limit and the cancel callback every HF_POLL_EVERY. */
+#define HF_STEP()                                                            \
+  do {                                                                       \
+    if (HF_UNLIKELY(++steps >= poll_at)) {                                   \
+      if (steps > max_steps) {                                               \
+        verdict = HF_UNKNOWN;                                                \
+        goto exit;                                                           \
+      }                                                                      \
+      if (cancel != NULL && cancel(cancel_ctx)) {                            \
+        verdict = HF_CANCELLED;                                              \
+        goto exit;                                                           \
+      }                                                                      \
+      poll_at = steps + HF_POLL_EVERY;                                       \
+      if (poll_at > max_steps + 1) poll_at = max_steps + 1;                  \
+    }                                                                        \
+  } while (0)
+
+  while (status == HF_DISCOVER_OK) {
+    int32_t index = hf_checker__pop(self);
+    if (index < 0) break;
+    HfItem *it = &self->items.contents[index];
+    it->done = 1;
+    self->stats.finalized++;
+    const int32_t p = it->p, x = it->sym, q = it->q;
+    const uint64_t w = it->weight;
+    if (want_witness && x == run.start_sym &&
+        (self->state_flags.contents[p] & HF_START) &&
+        (self->state_flags.contents[q] & HF_FINAL)) {
+      run.goal = index;
+      status = HF_DISCOVER_GOAL;
+      break;
+    }
+    /* Index first, so that A -> X X can pair the item with itself. */
+    if (!hf_checker__index(self, &run, index)) goto oom;
+
+    for (int32_t k = unary_start[x]; k < unary_start[x + 1] && status == HF_DISCOVER_OK; k++) {
+      HF_STEP();
+      status = hf_checker__discover(self, &run, p, unary_parent[k], q, w, HF_KIND_UNARY,
+                                    index, -1);
+    }
+    /* A -> X Y: partners (q, Y, r) start where this item ends. */
+    for (int32_t k = left_start[x]; k < left_start[x + 1] && status == HF_DISCOVER_OK; k++) {
+      HF_STEP();
+      int32_t a = left_pairs[2 * k], y = left_pairs[2 * k + 1];
+      int32_t j = hf_map_get(&self->left_index, hf_checker__index_key(&run, q, y));
+      while (j >= 0 && status == HF_DISCOVER_OK) {
+        HF_STEP();
+        const HfItem *partner = &self->items.contents[j];
+        int32_t next = partner->next_left;
+        status = hf_checker__discover(self, &run, p, a, partner->q, w + partner->weight,
+                                      HF_KIND_BINARY, index, j);
+        j = next;
+      }
+    }
+    /* A -> Y X: partners (o, Y, p) end where this item starts. */
+    for (int32_t k = right_start[x]; k < right_start[x + 1] && status == HF_DISCOVER_OK;
+         k++) {
+      HF_STEP();
+      int32_t a = right_pairs[2 * k], y = right_pairs[2 * k + 1];
+      int32_t j = hf_map_get(&self->right_index, hf_checker__index_key(&run, p, y));
+      while (j >= 0 && status == HF_DISCOVER_OK) {
+        HF_STEP();
+        const HfItem *partner = &self->items.contents[j];
+        int32_t next = partner->next_right;
+        status = hf_checker__discover(self, &run, partner->p, a, q, w + partner->weight,
+                                      HF_KIND_BINARY, j, index);
+        j = next;
+      }
+    }
+  }
+#undef HF_STEP
+
+  switch (status) {
+    case HF_DISCOVER_GOAL:
+      verdict = HF_YES;
+      if (!hf_checker__build_witness(self, run.goal)) goto oom;
+      break;
+    case HF_DISCOVER_FULL:
+      verdict = HF_UNKNOWN;
+      break;
+    case HF_DISCOVER_OOM:
+      goto oom;
+    default:
+      verdict = HF_NO;
+      break;
+  }
+
+exit:
+  self->stats.steps = steps;
+  self->stats.items = self->items.size;
+  return verdict;
+
+oom:
+  array_clear(&self->witness_edges);
+  array_clear(&self->witness_states);
+  self->stats.leaves = 0;
+  verdict = hf_checker__fail(self, "%s", "out of memory");
+  goto exit;
+}
+
+size_t hf_checker_witness_len(const HfChecker *self) {
+  return self ? self->witness_edges.size : 0;
+}
+
+size_t hf_checker_witness(const HfChecker *self, int32_t *edge_ids, int32_t *end_states,
+                          size_t cap) {
+  if (self == NULL) return 0;
+  size_t n = self->witness_edges.size < cap ? self->witness_edges.size : cap;
+  if (edge_ids != NULL && n > 0)
+    memcpy(edge_ids, self->witness_edges.contents, n * sizeof *edge_ids);
+  if (end_states != NULL && n > 0)
+    memcpy(end_states, self->witness_states.contents, n * sizeof *end_states);
+  return n;
+}
+
+void hf_checker_stats(const HfChecker *self, HfStats *out) {
+  if (out == NULL) return;
+  if (self == NULL) {
+    memset(out, 0, sizeof *out);
+    return;
+  }
+  *out = self->stats;
+}
+
+const char *hf_checker_last_error(const HfChecker *self) {
+  return self ? self->error : "no checker";
+}

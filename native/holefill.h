@@ -1,0 +1,181 @@
+/*
+ * holefill.h -- the whole public API of the holefill native core (C99).
+ *
+ * The core decides whether L(G) ∩ L(N) is empty, for a context-free grammar G in C2F+ε
+ * ("2NF": every production is A -> X Y, A -> X or A -> ε) and an NFA N over G's
+ * terminals.  It runs a weighted bottom-up search over the *implicit* intersection grammar
+ * (Bar-Hillel construction, see docs and the MRI paper, Alg. 2): an item (p, A, q) means
+ * "A derives a word that takes N from state p to state q".  Items are finalized lightest
+ * first (Knuth's generalisation of Dijkstra, bucket queue), so a witness returned in
+ * `want_witness` mode has minimum total edge weight.
+ *
+ * Symbols are int32: 0 .. n_terminals-1 are terminals, n_terminals .. n_symbols-1 are
+ * nonterminals.  A terminal needs no A -> a rule: its items are the NFA edges it labels.
+ *
+ * Threads: an HfGrammar is immutable after hf_grammar_new and may be shared by any number
+ * of checkers and threads.  An HfChecker is used by one thread at a time.
+ *
+ * Memory: everything goes through hf_malloc / hf_realloc / hf_free (see hf_set_allocator).
+ * hf_live_blocks() counts blocks currently allocated; it is zero once every object is
+ * deleted.
+ *
+ * This header is also the cffi cdef: native/build.py strips the preprocessor lines below,
+ * so the declarations must stay plain C (no macros, no #ifdef inside the API).
+ */
+#ifndef HOLEFILL_H
+#define HOLEFILL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------------------------------
+ * Allocator (the only global state of the library).
+ * ------------------------------------------------------------------------------------- */
+
+/* Replaces the allocator used by every hf_* object.  Passing NULL for any of the three
+ * restores the C library's malloc/realloc/free for all three.  Call it only while no hf_*
+ * object is alive (blocks must be freed by the allocator that made them). */
+void hf_set_allocator(void *(*new_malloc)(size_t), void *(*new_realloc)(void *, size_t),
+                      void (*new_free)(void *));
+
+/* The library's allocation entry points (exported so tests and drivers can use them).
+ * hf_malloc(0) returns a unique non-NULL block; hf_free(NULL) is a no-op. */
+void *hf_malloc(size_t size);
+void *hf_realloc(void *ptr, size_t size);
+void hf_free(void *ptr);
+
+/* Number of blocks allocated through hf_malloc/hf_realloc and not yet freed. */
+int64_t hf_live_blocks(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Verdicts, limits, statistics.
+ * ------------------------------------------------------------------------------------- */
+
+typedef enum HfVerdict {
+  HF_ERROR = -1,     /* bad input or out of memory; see hf_checker_last_error        */
+  HF_NO = 0,         /* L(G) ∩ L(N) is empty (only ever said when the search finished) */
+  HF_YES = 1,        /* non-empty; a witness is available (hf_checker_witness)         */
+  HF_UNKNOWN = 2,    /* a limit in HfLimits ran out before the answer was known        */
+  HF_CANCELLED = 3   /* the cancel callback returned non-zero                          */
+} HfVerdict;
+
+/* Work limits of one hf_checker_run.  0 means "the default".
+ *
+ * max_steps  default 50,000,000.  One step is one inner-loop combination: a production
+ *            examined for a popped item, or a finalized partner item combined with it.
+ *            Roughly 5-20 ns per step on a current x86 core, so the default bounds a run
+ *            at about a second.
+ * max_items  default 4,000,000.  Distinct items (p, A, q) discovered, terminal items
+ *            included.  Each item costs about 80 bytes (item record, item hash map, two
+ *            finalized-item indexes, queue entry), so the default bounds memory at about
+ *            320 MB.
+ * Running out of either answers HF_UNKNOWN (never HF_NO). */
+typedef struct HfLimits {
+  uint64_t max_steps;
+  uint64_t max_items;
+} HfLimits;
+
+/* Counters of the last hf_checker_run (all zero before the first run). */
+typedef struct HfStats {
+  uint64_t steps;          /* inner-loop combinations, as counted against max_steps      */
+  uint64_t items;          /* distinct items discovered, as counted against max_items    */
+  uint64_t finalized;      /* items popped from the queue and finalized                   */
+  uint64_t useful_states;  /* NFA states both reachable from a start and co-reachable    */
+  uint64_t edges;          /* terminal edges after ε-elimination and trimming             */
+  uint64_t leaves;         /* witness length (0 unless HF_YES)                            */
+  uint64_t weight;         /* witness total weight (minimum when want_witness was set)    */
+} HfStats;
+
+/* Cancellation callback: polled every 4096 steps; return non-zero to stop the run, which
+ * then answers HF_CANCELLED.  It must not call back into the same checker. */
+typedef int (*HfCancelFn)(void *ctx);
+
+/* ---------------------------------------------------------------------------------------
+ * Grammar.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct HfGrammar HfGrammar;
+
+/* Builds an immutable grammar with its production indexes.
+ *
+ * binary:   n_binary triples (A, X, Y) in one flat array: A -> X Y.
+ * unary:    n_unary pairs (A, X):                          A -> X.
+ * nullable: n_nullable nonterminals A:                     A -> ε.
+ * A must be a nonterminal; X, Y any symbol; start a nonterminal.
+ * The arrays are copied; they may be NULL when their count is 0.
+ * Returns NULL on bad input or out of memory, with a NUL-terminated message naming the
+ * offending array and index written to `error` (at most error_cap bytes; error may be
+ * NULL).  The caller deletes the grammar with hf_grammar_delete, after every checker that
+ * uses it. */
+HfGrammar *hf_grammar_new(int32_t n_terminals, int32_t n_symbols, int32_t start,
+                          const int32_t *binary, size_t n_binary,
+                          const int32_t *unary, size_t n_unary,
+                          const int32_t *nullable, size_t n_nullable,
+                          char *error, size_t error_cap);
+
+/* Frees the grammar; NULL is a no-op. */
+void hf_grammar_delete(HfGrammar *self);
+
+int32_t hf_grammar_n_terminals(const HfGrammar *self);
+int32_t hf_grammar_n_symbols(const HfGrammar *self);
+
+/* ---------------------------------------------------------------------------------------
+ * Checker: a reusable search handle.  Buffers are kept (cleared, not freed) between runs,
+ * so repeated runs on one handle allocate almost nothing.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct HfChecker HfChecker;
+
+/* Creates a checker for `grammar`, which is borrowed: it must outlive the checker.
+ * Returns NULL when grammar is NULL or memory runs out. */
+HfChecker *hf_checker_new(const HfGrammar *grammar);
+
+/* Frees the checker and all its buffers; NULL is a no-op. */
+void hf_checker_delete(HfChecker *self);
+
+/* Decides whether the grammar's language meets the NFA's.
+ *
+ * edges:   n_edges quadruples (from, label, to, weight) in one flat array.  label is a
+ *          terminal id or -1 for ε; weight >= 0, and 0 for ε edges.  Loops and ε-cycles
+ *          are allowed.
+ * starts:  n_starts start states; finals: n_finals final states (duplicates allowed).
+ * All arrays are borrowed for the duration of the call only.  States are 0..n_states-1,
+ * and n_states may be at most 2^20 such that a packed item key fits in 64 bits (in
+ * general: 2*bits(n_states) + bits(n_symbols) <= 64).
+ * limits:  may be NULL (all defaults).
+ * want_witness: 0 stops as soon as a goal item (s, S, f) -- s a start, f a final -- is
+ *          discovered; non-zero stops when one is finalized, so the witness has minimum
+ *          total weight.  Both modes provide a witness on HF_YES.
+ * cancel:  may be NULL; cancel_ctx is passed to it unchanged.
+ *
+ * Returns HF_YES / HF_NO / HF_UNKNOWN / HF_CANCELLED, or HF_ERROR for bad input (message
+ * from hf_checker_last_error names the offending array index) or out of memory.  The
+ * checker stays usable after any verdict. */
+HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
+                         const int32_t *edges, size_t n_edges,
+                         const int32_t *starts, size_t n_starts,
+                         const int32_t *finals, size_t n_finals,
+                         const HfLimits *limits, int want_witness,
+                         HfCancelFn cancel, void *cancel_ctx);
+
+/* Number of leaves of the witness of the last run (0 unless it answered HF_YES; also 0
+ * for a witness of the empty word). */
+size_t hf_checker_witness_len(const HfChecker *self);
+
+/* Copies up to `cap` witness leaves, left to right: edge_ids[k] is the index of the
+ * ORIGINAL edge (quadruple index into the `edges` array of the last run) of leaf k, and
+ * end_states[k] the state the leaf ends in after ε-closure: the leaves chain, i.e. the
+ * edge of leaf k+1 starts in a state ε-reachable from end_states[k]; the first starts
+ * ε-reachable from a start state; end_states[last] is final.  Either output may be NULL.
+ * Returns the number of leaves copied. */
+size_t hf_checker_witness(const HfChecker *self, int32_t *edge_ids, int32_t *end_states,
+                          size_t cap);
+
+/* Copies the counters of the last run into *out. */
+void hf_checker_stats(const HfChecker *self, HfStats *out);
+
+/* Message of the last HF_ERROR ("" when the last run did not fail).  Owned by the checker,
+ * valid until its next run or deletion. */
+const char *hf_checker_last_error(const HfChecker *self);
+
+#endif /* HOLEFILL_H */

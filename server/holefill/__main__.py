@@ -1,0 +1,3 @@
+from holefill.cli import main
+import sys
+sys.exit(main())

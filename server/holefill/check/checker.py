@@ -1,0 +1,213 @@
+"""The public checker: can this text with holes still be completed to a valid program?
+
+Data flows one way: chunks -> lexeme NFA (holefill.lexing) -> native emptiness check
+(holefill.check.core) -> verdict, and on request a witness rendered back into text.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar
+from holefill.grammar.tables import CompiledGrammar
+from holefill.lexing.holes import HoleLexer, LexemeNFA
+from holefill.lexing.render import Renderer, full_path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_STEPS = 20_000_000
+
+
+class Verdict(enum.Enum):
+    """The three answers. Only YES is truthy: UNKNOWN must never be read as NO either."""
+
+    YES = "yes"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+    def __bool__(self) -> bool:
+        return self is Verdict.YES
+
+
+class PartialLexer(Protocol):
+    """What a language's lexer provides: the NFA of all lexings, and witness rendering."""
+
+    def build(self, chunks: Sequence[str]) -> LexemeNFA: ...
+
+    def render_witness(
+        self,
+        chunks: Sequence[str],
+        nfa: LexemeNFA,
+        leaves: Sequence[tuple[int, int]],
+        attempt: int,
+    ) -> list[str] | None:
+        """Fillings for attempt 0, 1, ... (each a different way to separate lexemes);
+        None when this lexer has no further attempt."""
+        ...
+
+
+class GenericLexer:
+    """Maximal-munch lexing with holes for grammars whose terminals are all regexes."""
+
+    def __init__(self, compiled: CompiledGrammar) -> None:
+        terms = compiled.grammar.terminals
+        self.holes = HoleLexer(compiled.lexer, terms)
+        self.renderer = Renderer(compiled.lexer, terms)
+
+    def build(self, chunks: Sequence[str]) -> LexemeNFA:
+        return self.holes.build(chunks)
+
+    SEPARATORS = (" ", "\n")
+
+    def render_witness(
+        self,
+        chunks: Sequence[str],
+        nfa: LexemeNFA,
+        leaves: Sequence[tuple[int, int]],
+        attempt: int,
+    ) -> list[str] | None:
+        if attempt >= len(self.SEPARATORS):
+            return None
+        path = full_path(nfa, leaves)
+        return self.renderer.render(chunks, nfa, path, sep=self.SEPARATORS[attempt])
+
+
+@dataclass
+class CheckResult:
+    """One check: the verdict, the witness fillings (when asked and YES), and costs."""
+
+    verdict: Verdict
+    fills: list[str] | None = None
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+_VERDICTS = {
+    CoreVerdict.YES: Verdict.YES,
+    CoreVerdict.NO: Verdict.NO,
+    CoreVerdict.UNKNOWN: Verdict.UNKNOWN,
+    CoreVerdict.CANCELLED: Verdict.UNKNOWN,
+}
+
+
+class Checker:
+    """Answers completability questions for one language.
+
+    chunks: list[str], with one hole between each pair of neighbours (so ``[text]`` asks
+    whether ``text`` is a valid program, and ``[prefix, suffix]`` is fill-in-the-middle).
+    A checker keeps native buffers between calls; calls on one checker are serialised.
+    """
+
+    _cache: dict[str, Checker] = {}
+    _cache_lock = threading.Lock()
+
+    def __init__(self, compiled: CompiledGrammar, lexer: PartialLexer | None = None) -> None:
+        self.compiled = compiled
+        self.language = compiled.language
+        self.lexer: PartialLexer = lexer or GenericLexer(compiled)
+        self._native = NativeChecker(NativeGrammar.from_normal(compiled.grammar))
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_language(cls, language: str) -> Checker:
+        """The shared checker of a language ("json", "cpp", ...); raises LanguageError."""
+        from holefill.languages import get_language
+
+        spec = get_language(language)
+        with cls._cache_lock:
+            chk = cls._cache.get(spec.name)
+            if chk is None:
+                compiled = spec.compile()
+                chk = cls(compiled, spec.make_lexer(compiled))
+                cls._cache[spec.name] = chk
+            return chk
+
+    def completable(
+        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS
+    ) -> Verdict:
+        """YES when some filling of the holes makes a valid program; NO when none does;
+        UNKNOWN when the work budget ran out first."""
+        return self.check(chunks, max_steps=max_steps).verdict
+
+    def witness(
+        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS
+    ) -> list[str] | None:
+        """A shortest filling per hole (fewest inserted lexemes), or None when there is none
+        (or the budget ran out)."""
+        return self.check(chunks, want_witness=True, max_steps=max_steps).fills
+
+    def check(
+        self,
+        chunks: Sequence[str],
+        *,
+        want_witness: bool = False,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        cancel: Callable[[], bool] | None = None,
+    ) -> CheckResult:
+        chunks = list(chunks)
+        if not chunks:
+            raise ValueError("chunks must hold at least one string")
+        t0 = time.perf_counter()
+        nfa = self.lexer.build(chunks)
+        t1 = time.perf_counter()
+        with self._lock:
+            res = self._native.run(
+                nfa.n_states,
+                nfa.edges,
+                nfa.starts,
+                nfa.finals,
+                max_steps=max_steps,
+                want_witness=want_witness,
+                cancel=cancel,
+            )
+        t2 = time.perf_counter()
+        verdict = _VERDICTS[res.verdict]
+        stats = {
+            "lex_ms": (t1 - t0) * 1e3,
+            "core_ms": (t2 - t1) * 1e3,
+            "nfa_states": nfa.n_states,
+            "nfa_edges": nfa.n_edges,
+            **{k: float(v) for k, v in res.stats.items()},
+        }
+        fills = None
+        if verdict is Verdict.YES and want_witness and res.witness is not None:
+            fills = self._render(chunks, nfa, res.witness, stats)
+            stats["render_ms"] = (time.perf_counter() - t2) * 1e3
+        return CheckResult(verdict, fills, stats)
+
+    def _render(
+        self,
+        chunks: list[str],
+        nfa: LexemeNFA,
+        leaves: Sequence[tuple[int, int]],
+        stats: dict[str, float],
+    ) -> list[str] | None:
+        """Render the witness and re-check the filled text as a whole program; a rendering
+        that maximal munch would lex differently is discarded for the next attempt."""
+        first = None
+        attempt = 0
+        while True:
+            try:
+                fills = self.lexer.render_witness(chunks, nfa, leaves, attempt)
+            except ValueError as exc:
+                log.warning("witness rendering failed: %s", exc)
+                fills = None
+                if attempt > 4:
+                    break
+                attempt += 1
+                continue
+            if fills is None:
+                break
+            first = first or fills
+            text = "".join(c + f for c, f in zip(chunks, fills + [""], strict=True))
+            if self.check([text]).verdict is Verdict.YES:
+                stats["witness_verified"] = 1.0
+                return fills
+            attempt += 1
+        stats["witness_verified"] = 0.0
+        return first

@@ -1,0 +1,233 @@
+"""The binding of the native core (native/holefill.h): the only module that imports cffi's
+compiled `holefill._native`.
+
+    g = NativeGrammar(n_terminals, n_symbols, start, binary, unary, nullable)
+    chk = NativeChecker(g)
+    res = chk.run(n_states, edges, starts, finals, want_witness=True)
+    res.verdict   # CoreVerdict.YES / NO / UNKNOWN / CANCELLED
+    res.witness   # [(edge_index, end_state), ...] on YES, else None
+
+Edges are int32 quadruples (from, label, to, weight), label -1 meaning epsilon. Pass them
+as a flat `array('i')` to avoid any per-element Python work; a sequence of 4-tuples or a
+flat sequence of ints is converted once. C errors become `CoreError`.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from holefill._native import ffi, lib
+from holefill.errors import CoreError
+
+if TYPE_CHECKING:
+    from holefill.grammar.tables import NormalGrammar
+
+__all__ = ["CoreResult", "CoreVerdict", "NativeChecker", "NativeGrammar", "live_blocks"]
+
+_ERROR_CAP = 512
+_STAT_FIELDS = ("steps", "items", "finalized", "useful_states", "edges", "leaves", "weight")
+
+
+class CoreVerdict(enum.IntEnum):
+    """hf_checker_run's answer (HF_ERROR never escapes: it becomes CoreError)."""
+
+    NO = 0
+    YES = 1
+    UNKNOWN = 2
+    CANCELLED = 3
+
+
+@dataclass
+class CoreResult:
+    """One run's outcome. `witness` holds (original edge index, end state) per leaf, left to
+    right, when the verdict is YES; `stats` the counters of native HfStats."""
+
+    verdict: CoreVerdict
+    witness: list[tuple[int, int]] | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def live_blocks() -> int:
+    """Blocks allocated by the native core and not yet freed (for leak tests)."""
+    return int(lib.hf_live_blocks())
+
+
+def _int32_array(values: Iterable[int] | array) -> array:
+    """`values` as array('i') (int32), copying only when it is not one already."""
+    if isinstance(values, array) and values.typecode == "i" and values.itemsize == 4:
+        return values
+    try:
+        return array("i", values)
+    except OverflowError as exc:
+        raise CoreError(f"value out of int32 range: {exc}") from None
+
+
+def _edge_array(edges: Any) -> array:
+    """Flat int32 quadruples from a flat array/sequence or a sequence of 4-tuples."""
+    if isinstance(edges, array):
+        flat = _int32_array(edges)
+    else:
+        seq = edges if isinstance(edges, Sequence) else list(edges)
+        if len(seq) and not isinstance(seq[0], int):
+            flat = _int32_array(itertools.chain.from_iterable(seq))
+        else:
+            flat = _int32_array(seq)
+    if len(flat) % 4:
+        raise CoreError(f"edges: {len(flat)} ints is not a whole number of quadruples")
+    return flat
+
+
+class NativeGrammar:
+    """An immutable native grammar (HfGrammar), shareable by many checkers and threads.
+
+    binary: (A, X, Y) triples for A -> X Y; unary: (A, X) pairs; nullable: A with A -> eps.
+    Symbols 0..n_terminals-1 are terminals, the rest nonterminals; start is a nonterminal.
+    """
+
+    def __init__(
+        self,
+        n_terminals: int,
+        n_symbols: int,
+        start: int,
+        binary: Iterable[tuple[int, int, int]],
+        unary: Iterable[tuple[int, int]],
+        nullable: Iterable[int],
+    ) -> None:
+        flat_binary = _int32_array(itertools.chain.from_iterable(binary))
+        flat_unary = _int32_array(itertools.chain.from_iterable(unary))
+        flat_nullable = _int32_array(nullable)
+        error = ffi.new("char[]", _ERROR_CAP)
+        ptr = lib.hf_grammar_new(
+            n_terminals,
+            n_symbols,
+            start,
+            ffi.from_buffer("int32_t[]", flat_binary),
+            len(flat_binary) // 3,
+            ffi.from_buffer("int32_t[]", flat_unary),
+            len(flat_unary) // 2,
+            ffi.from_buffer("int32_t[]", flat_nullable),
+            len(flat_nullable),
+            error,
+            _ERROR_CAP,
+        )
+        if ptr == ffi.NULL:
+            raise CoreError(f"bad grammar: {ffi.string(error).decode('utf-8', 'replace')}")
+        self._ptr = ffi.gc(ptr, lib.hf_grammar_delete)
+        self.n_terminals = n_terminals
+        self.n_symbols = n_symbols
+        self.start = start
+
+    @classmethod
+    def from_normal(cls, ng: NormalGrammar) -> NativeGrammar:
+        """The native form of a `holefill.grammar.tables.NormalGrammar`."""
+        return cls(ng.n_terminals, ng.n_symbols, ng.start, ng.binary, ng.unary, ng.nullable)
+
+    def close(self) -> None:
+        """Frees the native grammar now (checkers using it must be closed first)."""
+        if self._ptr is not None:
+            ffi.release(self._ptr)
+            self._ptr = None
+
+
+@ffi.def_extern(onerror=lambda exc_type, exc, tb: 1)
+def _hf_cancel_trampoline(ctx: Any) -> int:
+    """HfCancelFn: calls the Python callable behind `ctx`; an exception cancels the run."""
+    state = ffi.from_handle(ctx)
+    try:
+        return 1 if state[0]() else 0
+    except BaseException as exc:  # re-raised by NativeChecker.run after the C call returns
+        state[1] = exc
+        return 1
+
+
+class NativeChecker:
+    """A reusable search handle (HfChecker). Not thread-safe: serialise calls on one
+    checker. Keeps its native buffers between runs, so repeated runs are cheap."""
+
+    def __init__(self, grammar: NativeGrammar) -> None:
+        if grammar._ptr is None:
+            raise CoreError("grammar is closed")
+        ptr = lib.hf_checker_new(grammar._ptr)
+        if ptr == ffi.NULL:
+            raise CoreError("out of memory creating a checker")
+        self.grammar = grammar  # keeps the borrowed HfGrammar alive
+        self._ptr = ffi.gc(ptr, lib.hf_checker_delete)
+        self._limits = ffi.new("HfLimits *")
+        self._stats = ffi.new("HfStats *")
+
+    def close(self) -> None:
+        """Frees the native checker now (otherwise done when it is collected)."""
+        if self._ptr is not None:
+            ffi.release(self._ptr)
+            self._ptr = None
+
+    def run(
+        self,
+        n_states: int,
+        edges: Any,
+        starts: Iterable[int],
+        finals: Iterable[int],
+        *,
+        max_steps: int = 0,
+        max_items: int = 0,
+        want_witness: bool = False,
+        cancel: Callable[[], bool] | None = None,
+    ) -> CoreResult:
+        """Is the grammar's language met by the NFA? See hf_checker_run in holefill.h.
+
+        max_steps / max_items: 0 means the native default. `cancel` is polled every few
+        thousand steps; returning True (or raising) stops the run (CANCELLED, or the
+        exception is re-raised)."""
+        if self._ptr is None:
+            raise CoreError("checker is closed")
+        flat = _edge_array(edges)
+        start_arr = _int32_array(starts)
+        final_arr = _int32_array(finals)
+        self._limits.max_steps = max_steps
+        self._limits.max_items = max_items
+        handle = None
+        state: list[Any] = [cancel, None]
+        if cancel is not None:
+            handle = ffi.new_handle(state)
+            cancel_fn = lib._hf_cancel_trampoline
+            ctx = handle
+        else:
+            cancel_fn = ffi.NULL
+            ctx = ffi.NULL
+        verdict = lib.hf_checker_run(
+            self._ptr,
+            n_states,
+            ffi.from_buffer("int32_t[]", flat),
+            len(flat) // 4,
+            ffi.from_buffer("int32_t[]", start_arr),
+            len(start_arr),
+            ffi.from_buffer("int32_t[]", final_arr),
+            len(final_arr),
+            self._limits,
+            1 if want_witness else 0,
+            cancel_fn,
+            ctx,
+        )
+        del handle
+        if state[1] is not None:
+            raise state[1]
+        if verdict == lib.HF_ERROR:
+            message = ffi.string(lib.hf_checker_last_error(self._ptr)).decode("utf-8", "replace")
+            raise CoreError(message)
+        lib.hf_checker_stats(self._ptr, self._stats)
+        stats = {name: int(getattr(self._stats, name)) for name in _STAT_FIELDS}
+        witness = None
+        if verdict == lib.HF_YES:
+            n = lib.hf_checker_witness_len(self._ptr)
+            ids = array("i", bytes(4 * n))
+            ends = array("i", bytes(4 * n))
+            lib.hf_checker_witness(
+                self._ptr, ffi.from_buffer("int32_t[]", ids), ffi.from_buffer("int32_t[]", ends), n
+            )
+            witness = list(zip(ids, ends, strict=True))
+        return CoreResult(CoreVerdict(verdict), witness, stats)

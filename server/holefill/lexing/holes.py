@@ -1,0 +1,279 @@
+"""Lexing text with holes into one lexeme-level NFA.
+
+A partial output is a list of fixed chunks with a hole between each pair of neighbours. Every
+way to lex it (under maximal munch, for some filling of the holes) is a path through one NFA
+whose labels are terminal ids:
+
+- ``P(i, k)``: a lexeme boundary at code point ``k`` of chunk ``i``;
+- ``H(h)``: inside hole ``h``, between lexemes; it loops on every producible terminal (the
+  lexemes the filling adds, weight 1 each, so the shortest witness inserts the fewest).
+
+A lexeme can start at a boundary or inside a hole, and end at a boundary or inside a hole,
+crossing any number of holes and whole chunks on the way. We find all of them by running the
+lexer DFA forward from every start, as a *set* of states where a hole lies behind us (the
+hole may hold any string, so the set grows to everything reachable). Maximal munch decides
+where a lexeme may end inside fixed text: it ends at an accepting position only if, running on,
+the DFA dies before the next accept, or reaches the end of the chunk in a state from which the
+filling can kill it (``LexerDFA.killable``).
+
+Ignored terminals (whitespace, comments) become epsilon edges. Cost is linear in the text for
+runs that start at a boundary (they are deterministic); runs that start in a hole are
+set-valued until the set collapses, usually after a few characters.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from holefill.grammar.tables import LexerDFA, TerminalInfo
+
+EPSILON = -1
+
+# Edge kinds, kept per edge for rendering witnesses.
+KIND_EPS_LINK = 0  # chunk end -> hole, hole -> chunk start (no text)
+KIND_LEXEME = 1  # a lexeme with a start and an end (either may lie in a hole)
+KIND_HOLE = 2  # a lexeme wholly inside a hole (the hole's self-loop)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a lexeme starts or ends: at code point `pos` of chunk `chunk`, or in hole `hole`."""
+
+    chunk: int = -1
+    pos: int = -1
+    hole: int = -1
+
+    @property
+    def in_hole(self) -> bool:
+        return self.hole >= 0
+
+
+@dataclass
+class LexemeNFA:
+    """The NFA handed to the native core, plus what the witness renderer needs per edge."""
+
+    n_states: int
+    edges: array  # int32 quadruples (from, label, to, weight); label -1 is epsilon
+    starts: list[int]
+    finals: list[int]
+    kinds: list[int] = field(default_factory=list)
+    terms: list[int] = field(default_factory=list)  # the terminal, also for epsilon edges
+    spans: list[tuple[Place, Place]] = field(default_factory=list)
+    hole_states: list[int] = field(default_factory=list)
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.kinds)
+
+    def edge(self, i: int) -> tuple[int, int, int, int]:
+        e = self.edges
+        return e[4 * i], e[4 * i + 1], e[4 * i + 2], e[4 * i + 3]
+
+
+class _Builder:
+    """Accumulates states and edges, deduplicating both."""
+
+    def __init__(self) -> None:
+        self.state_of: dict[tuple[int, int, int], int] = {}
+        self.edges = array("i")
+        self.kinds: list[int] = []
+        self.terms: list[int] = []
+        self.spans: list[tuple[Place, Place]] = []
+        self.seen: set[tuple[int, int, int]] = set()
+
+    def state(self, place: Place) -> int:
+        key = (place.chunk, place.pos, place.hole)
+        s = self.state_of.get(key)
+        if s is None:
+            s = self.state_of[key] = len(self.state_of)
+        return s
+
+    def add(self, a: Place, label: int, b: Place, weight: int, kind: int, term: int) -> None:
+        sa, sb = self.state(a), self.state(b)
+        key = (sa, term, sb)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.edges.extend((sa, label, sb, weight))
+        self.kinds.append(kind)
+        self.terms.append(term)
+        self.spans.append((a, b))
+
+
+class HoleLexer:
+    """Builds the lexeme NFA of chunks-with-holes for one grammar's lexer DFA."""
+
+    def __init__(self, dfa: LexerDFA, terminals: Sequence[TerminalInfo]) -> None:
+        self.dfa = dfa
+        self.terminals = terminals
+        self.ignored = frozenset(i for i, t in enumerate(terminals) if t.ignored)
+        self.hole_terminals = [
+            i for i, t in enumerate(terminals) if not t.ignored and t.example is not None
+        ]
+        self._closure_cache: dict[frozenset[int], frozenset[int]] = {}
+        self._reach: list[frozenset[int] | None] = [None] * dfa.n_states
+        self.anywhere = frozenset({dfa.start, *dfa.reachable})
+
+    # -- character classes ------------------------------------------------------------
+
+    def classes(self, text: str) -> list[int]:
+        ascii_cls = self.dfa.class_of_ascii
+        bounds = self.dfa.boundaries
+        out = []
+        for ch in text:
+            c = ord(ch)
+            out.append(ascii_cls[c] if c < 128 and ascii_cls else bisect.bisect_right(bounds, c))
+        return out
+
+    # -- reachability through a hole --------------------------------------------------
+
+    def reach(self, s: int) -> frozenset[int]:
+        """States reachable from `s` by any string (including `s`)."""
+        r = self._reach[s]
+        if r is None:
+            trans = self.dfa.trans
+            seen = {s}
+            stack = [s]
+            while stack:
+                x = stack.pop()
+                for y in trans[x]:
+                    if y >= 0 and y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            r = self._reach[s] = frozenset(seen)
+        return r
+
+    def closure(self, states: frozenset[int]) -> frozenset[int]:
+        r = self._closure_cache.get(states)
+        if r is None:
+            acc: set[int] = set()
+            for s in states:
+                acc |= self.reach(s)
+            r = frozenset(acc)
+            if len(self._closure_cache) < 4096:
+                self._closure_cache[states] = r
+        return r
+
+    # -- the NFA ----------------------------------------------------------------------
+
+    def build(self, chunks: Sequence[str]) -> LexemeNFA:
+        if not chunks:
+            raise ValueError("a partial output has at least one chunk")
+        cls = [self.classes(c) for c in chunks]
+        b = _Builder()
+        last = len(chunks) - 1
+        start = Place(0, 0)
+        final = Place(last, len(chunks[last]))
+        b.state(start)
+        b.state(final)
+        hole_states = []
+        for h in range(last):
+            hp = Place(hole=h)
+            hole_states.append(b.state(hp))
+            b.add(Place(h, len(chunks[h])), EPSILON, hp, 0, KIND_EPS_LINK, EPSILON)
+            b.add(hp, EPSILON, Place(h + 1, 0), 0, KIND_EPS_LINK, EPSILON)
+            for t in self.hole_terminals:
+                b.add(hp, t, hp, 1, KIND_HOLE, t)
+            self._run(b, cls, chunks, hp, h + 1, 0, self.anywhere)
+        todo = [(0, 0)] + [(i, 0) for i in range(1, last + 1)]
+        done: set[tuple[int, int]] = set()
+        while todo:
+            i, k = todo.pop()
+            if (i, k) in done or k >= len(chunks[i]):
+                continue
+            done.add((i, k))
+            for end in self._run(b, cls, chunks, Place(i, k), i, k, None):
+                if not end.in_hole:
+                    todo.append((end.chunk, end.pos))
+        return LexemeNFA(
+            n_states=len(b.state_of),
+            edges=b.edges,
+            starts=[b.state(start)],
+            finals=[b.state(final)],
+            kinds=b.kinds,
+            terms=b.terms,
+            spans=b.spans,
+            hole_states=hole_states,
+        )
+
+    def _run(
+        self,
+        b: _Builder,
+        cls: list[list[int]],
+        chunks: Sequence[str],
+        origin: Place,
+        i: int,
+        k: int,
+        states: frozenset[int] | None,
+    ) -> list[Place]:
+        """Run the DFA from `origin` (text resumes at chunk i, position k) and add an edge
+        for every place where a lexeme begun at `origin` may end. Returns the end places.
+
+        `states` is None for a run from a boundary (the DFA starts in its start state),
+        else the set of states the DFA may be in after the hole behind us.
+        """
+        dfa = self.dfa
+        trans, accept, alive, killable = dfa.trans, dfa.accept, dfa.alive, dfa.killable
+        last = len(chunks) - 1
+        ends: list[Place] = []
+
+        def emit(label: int, end: Place) -> None:
+            lab = EPSILON if label in self.ignored else label
+            b.add(origin, lab, end, 0, KIND_LEXEME, label)
+            ends.append(end)
+
+        # cur: state -> labels of accepts seen earlier whose munch is still undecided,
+        # each with its position (chunk, pos). A pending accept dies when its state reaches
+        # a later accept, is confirmed when its state dies.
+        cur: dict[int, list[tuple[int, int, int]]] = {}
+        for s in {dfa.start} if states is None else states:
+            cur[s] = []
+        while True:
+            row = cls[i]
+            n = len(row)
+            while k < n and cur:
+                c = row[k]
+                k += 1
+                nxt: dict[int, list[tuple[int, int, int]]] = {}
+                for s, pend in cur.items():
+                    y = trans[s][c]
+                    if y < 0:
+                        for lab, ci, cp in pend:
+                            emit(lab, Place(ci, cp))
+                        continue
+                    if accept[y] >= 0:
+                        pend = [(accept[y], i, k)]
+                    elif not alive[y]:
+                        for lab, ci, cp in pend:
+                            emit(lab, Place(ci, cp))
+                        continue
+                    old = nxt.get(y)
+                    if old is None:
+                        nxt[y] = list(pend)
+                    else:
+                        old.extend(p for p in pend if p not in old)
+                cur = nxt
+            if not cur:
+                return ends
+            # End of chunk i with live states.
+            if i == last:
+                for pend in cur.values():
+                    for lab, ci, cp in pend:
+                        emit(lab, Place(ci, cp))
+                return ends
+            hole = Place(hole=i)
+            labels: set[int] = set()
+            for s, pend in cur.items():
+                if killable[s]:
+                    for lab, ci, cp in pend:
+                        emit(lab, Place(ci, cp))
+                labels |= alive[s]
+            if not (origin.chunk == i and origin.pos == k):  # consumed something
+                for lab in labels:
+                    emit(lab, hole)
+            cur = {s: [] for s in self.closure(frozenset(cur))}
+            i += 1
+            k = 0

@@ -1,0 +1,249 @@
+"""Turn a witness (a path of lexeme edges through the hole NFA) back into text per hole.
+
+The native core returns the leaves of the shortest derivation: terminal edges of the NFA,
+each with the state it ends in. Between two leaves lies a run of epsilon edges (ignored
+lexemes, chunk/hole links); we recover it by a breadth-first search over epsilon edges.
+
+Each edge on the path says where its lexeme starts and ends. A lexeme wholly in fixed text
+needs nothing. A lexeme that starts, ends or passes through holes needs text in those holes:
+we find the shortest strings that drive the lexer DFA through the fixed pieces to an accepting
+state with the right label. Lexemes wholly inside a hole are rendered by their example text.
+Neighbouring pieces in a hole are separated by `sep` so that maximal munch cannot glue them.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from collections.abc import Sequence
+
+from holefill.grammar.tables import LexerDFA, TerminalInfo
+from holefill.lexing.holes import EPSILON, KIND_HOLE, KIND_LEXEME, LexemeNFA, Place
+
+
+def class_representatives(dfa: LexerDFA) -> list[str]:
+    """One character per character class, printable ASCII where the class has one."""
+    bounds = dfa.boundaries
+    n = len(bounds) + 1
+    reps: list[str | None] = [None] * n
+    for c in list(range(0x21, 0x7F)) + [0x20, 0x0A, 0x09]:
+        k = bisect.bisect_right(bounds, c)
+        if reps[k] is None:
+            reps[k] = chr(c)
+    for k in range(n):
+        if reps[k] is None:
+            lo = bounds[k - 1] if k > 0 else 0
+            reps[k] = chr(min(lo, 0x10FFFF))
+    return [r or "\x00" for r in reps]
+
+
+def full_path(nfa: LexemeNFA, leaves: Sequence[tuple[int, int]]) -> list[int]:
+    """All edges of the accepting path, epsilon edges included, in order."""
+    eps_out: dict[int, list[tuple[int, int]]] = {}
+    for e in range(nfa.n_edges):
+        a, lab, b, _ = nfa.edge(e)
+        if lab == EPSILON:
+            eps_out.setdefault(a, []).append((e, b))
+
+    def eps_path(src: int, targets: set[int]) -> list[int]:
+        prev: dict[int, tuple[int, int] | None] = {src: None}
+        queue = deque([src])
+        while queue:
+            x = queue.popleft()
+            if x in targets:
+                path = []
+                while prev[x] is not None:
+                    e, x = prev[x]  # type: ignore[misc]
+                    path.append(e)
+                return path[::-1]
+            for e, y in eps_out.get(x, ()):
+                if y not in prev:
+                    prev[y] = (e, x)
+                    queue.append(y)
+        raise ValueError("witness does not chain through epsilon edges")
+
+    path: list[int] = []
+    cur = nfa.starts[0]
+    starts = set(nfa.starts)
+    # The first leaf may start at any state in the closure of any start state.
+    for leaf, (e, end) in enumerate(leaves):
+        a, _, b, _ = nfa.edge(e)
+        if leaf == 0 and cur != a:
+            for s in starts:
+                try:
+                    path += eps_path(s, {a})
+                    break
+                except ValueError:
+                    continue
+            else:
+                raise ValueError("first witness edge is not reachable from a start")
+        else:
+            path += eps_path(cur, {a})
+        path.append(e)
+        cur = b
+        path += eps_path(cur, {end})
+        cur = end
+    if not leaves:
+        for s in starts:
+            try:
+                return eps_path(s, set(nfa.finals))
+            except ValueError:
+                continue
+        raise ValueError("no epsilon path from a start to a final")
+    path += eps_path(cur, set(nfa.finals))
+    return path
+
+
+class Renderer:
+    """Renders witness paths into hole fillings for one lexer DFA."""
+
+    def __init__(self, dfa: LexerDFA, terminals: Sequence[TerminalInfo]) -> None:
+        self.dfa = dfa
+        self.terminals = terminals
+        self.reps = class_representatives(dfa)
+        self._bfs_cache: dict[int, dict[int, tuple[int, int] | None]] = {}
+
+    def _cls(self, ch: str) -> int:
+        c = ord(ch)
+        if c < 128 and self.dfa.class_of_ascii:
+            return self.dfa.class_of_ascii[c]
+        return bisect.bisect_right(self.dfa.boundaries, c)
+
+    def _run(self, s: int, text: str) -> int:
+        trans = self.dfa.trans
+        for ch in text:
+            if s < 0:
+                return -1
+            s = trans[s][self._cls(ch)]
+        return s
+
+    def _bfs(self, src: int) -> dict[int, tuple[int, int] | None]:
+        """Shortest strings from `src` to every reachable state, as parent pointers."""
+        got = self._bfs_cache.get(src)
+        if got is not None:
+            return got
+        prev: dict[int, tuple[int, int] | None] = {src: None}
+        queue = deque([src])
+        trans = self.dfa.trans
+        while queue:
+            x = queue.popleft()
+            for c, y in enumerate(trans[x]):
+                if y >= 0 and y not in prev:
+                    prev[y] = (x, c)
+                    queue.append(y)
+        self._bfs_cache[src] = prev
+        return prev
+
+    def _spell(self, prev: dict[int, tuple[int, int] | None], dst: int) -> str:
+        out = []
+        while prev[dst] is not None:
+            x, c = prev[dst]  # type: ignore[misc]
+            out.append(self.reps[c])
+            dst = x
+        return "".join(reversed(out))
+
+    def lexeme_fill(self, items: list[tuple[str, object]], term: int) -> list[str] | None:
+        """Strings for the holes among `items` so that the concatenation is one lexeme `term`.
+
+        items: ("text", str) for fixed text, ("hole", h) for a hole. Returns one string per hole
+        item, in order, or None when impossible.
+        """
+        accept = self.dfa.accept
+        # layers[j]: state -> (previous state, hole string) after items[:j+1]
+        layers: list[dict[int, tuple[int, str]]] = []
+        cur: dict[int, tuple[int, str]] = {self.dfa.start: (-1, "")}
+        for kind, val in items:
+            nxt: dict[int, tuple[int, str]] = {}
+            if kind == "text":
+                for s in cur:
+                    y = self._run(s, val)  # type: ignore[arg-type]
+                    if y >= 0 and y not in nxt:
+                        nxt[y] = (s, "")
+            else:
+                # Prefer the shortest string overall: visit sources in order of their own cost.
+                for s in cur:
+                    prev = self._bfs(s)
+                    for y in prev:
+                        cand = self._spell(prev, y)
+                        old = nxt.get(y)
+                        if old is None or len(cand) < len(old[1]):
+                            nxt[y] = (s, cand)
+            layers.append(nxt)
+            cur = nxt
+            if not cur:
+                return None
+        finals = [s for s in cur if accept[s] == term]
+        if not finals:
+            return None
+        s = min(finals, key=lambda x: len(cur[x][1]))
+        fills: list[str] = []
+        for j in range(len(items) - 1, -1, -1):
+            prev_s, text = layers[j][s]
+            if items[j][0] == "hole":
+                fills.append(text)
+            s = prev_s
+        return fills[::-1]
+
+    def render(
+        self, chunks: Sequence[str], nfa: LexemeNFA, path: Sequence[int], sep: str = " "
+    ) -> list[str]:
+        """The filling of every hole along `path` (edge ids from `full_path`)."""
+        n_holes = len(chunks) - 1
+        # Per hole: (text, attached to what precedes the hole, attached to what follows it).
+        pieces: list[list[tuple[str, bool, bool]]] = [[] for _ in range(n_holes)]
+        for e in path:
+            kind = nfa.kinds[e]
+            term = nfa.terms[e]
+            if kind == KIND_HOLE:
+                a, _ = nfa.spans[e]
+                pieces[a.hole].append((self.terminals[term].example or "", False, False))
+                continue
+            if kind != KIND_LEXEME:
+                continue
+            a, b = nfa.spans[e]
+            items = _items(chunks, a, b)
+            holes = [v for k, v in items if k == "hole"]
+            if not holes:
+                continue
+            fills = self.lexeme_fill(items, term)
+            if fills is None:
+                raise ValueError(f"cannot render lexeme {self.terminals[term].name}")
+            last = len(holes) - 1
+            for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
+                left = idx > 0 or not a.in_hole
+                right = idx < last or not b.in_hole
+                pieces[int(h)].append((text, left, right))  # type: ignore[call-overload]
+        return [_join(ps, sep) for ps in pieces]
+
+
+def _join(ps: list[tuple[str, bool, bool]], sep: str) -> str:
+    """Join the pieces of one hole; separators keep free-standing lexemes apart."""
+    if not ps:
+        return sep
+    out = []
+    for j, (text, left, _) in enumerate(ps):
+        if not (j == 0 and left):
+            out.append(sep)
+        out.append(text)
+    if not ps[-1][2]:
+        out.append(sep)
+    return "".join(out)
+
+
+def _items(chunks: Sequence[str], a: Place, b: Place) -> list[tuple[str, object]]:
+    """The fixed texts and holes a lexeme from `a` to `b` runs through, in order."""
+    items: list[tuple[str, object]] = []
+    if a.in_hole:
+        items.append(("hole", a.hole))
+        i, k = a.hole + 1, 0
+    else:
+        i, k = a.chunk, a.pos
+    while True:
+        if not b.in_hole and b.chunk == i:
+            items.append(("text", chunks[i][k : b.pos]))
+            return items
+        items.append(("text", chunks[i][k:]))
+        items.append(("hole", i))
+        if b.in_hole and b.hole == i:
+            return items
+        i, k = i + 1, 0

@@ -1,0 +1,365 @@
+"""Training loop: corpus -> tokenizer -> packed FIM rows -> small Llama, with checkpoints/resume."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import pickle
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from .data import chunk_corpus, corpus_fingerprint, load_corpus
+from .fim import FimIds
+from .stream import FimStream
+from .tokenizer import SPECIAL_TOKENS, load_tokenizer, special_ids, train_tokenizer
+
+
+def _single_thread() -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    os.environ.setdefault("RAYON_NUM_THREADS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+
+
+def log(msg: str) -> None:
+    print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# data preparation (cached in the work folder)
+
+
+def prepare(args) -> dict:
+    """Corpus chunks and tokenizer, built once and cached in ``args.work``."""
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    cache = work / "corpus.pkl"
+    key = {
+        "sources": list(args.sources),
+        "seed": args.seed,
+        "valid_percent": args.valid_percent,
+        "max_train_chars": args.max_train_chars,
+        "chunk_chars": args.chunk_chars,
+        "cpp_share": args.cpp_share,
+    }
+    if cache.exists():
+        with cache.open("rb") as f:
+            data = pickle.load(f)
+        if data["key"] == key:
+            log(f"corpus from cache: {data['stats']}")
+            return data
+    t0 = time.time()
+    corpus = load_corpus(
+        args.sources,
+        seed=args.seed,
+        valid_percent=args.valid_percent,
+        max_train_chars=args.max_train_chars,
+        cpp_share=args.cpp_share,
+    )
+    train_chunks = chunk_corpus(corpus.train_texts, args.chunk_chars)
+    valid_chunks = chunk_corpus(corpus.valid_texts, args.chunk_chars)
+    by_source: dict[str, int] = {}
+    for f, t in zip(corpus.train, corpus.train_texts, strict=True):
+        by_source[f.source] = by_source.get(f.source, 0) + len(t)
+    stats = dict(corpus.stats)
+    stats.update(
+        train_chunks=len(train_chunks),
+        valid_chunks=len(valid_chunks),
+        train_chars_by_source=by_source,
+        train_fingerprint=corpus_fingerprint(corpus.train),
+        valid_fingerprint=corpus_fingerprint(corpus.valid),
+        seconds=round(time.time() - t0, 1),
+    )
+    data = {
+        "key": key,
+        "stats": stats,
+        "train_chunks": train_chunks,
+        "valid_chunks": valid_chunks,
+        "valid_files": [(f.key, t) for f, t in zip(corpus.valid, corpus.valid_texts, strict=True)],
+        "train_texts_for_tokenizer": None,
+    }
+    tok_dir = work / "tokenizer"
+    log(f"corpus: {stats}; training tokenizer (vocab {args.vocab})")
+    train_tokenizer(
+        corpus.train_texts, tok_dir, vocab_size=args.vocab, seed=args.seed,
+        sample_chars=args.tokenizer_sample_chars, model_max_length=args.ctx,
+    )
+    with cache.open("wb") as f:
+        pickle.dump(data, f)
+    log(f"prepared in {time.time() - t0:.0f}s")
+    return data
+
+
+def raw_encoder(tok_dir: Path):
+    """A fast encode function that treats special-token strings in source text as plain text."""
+    from tokenizers import Tokenizer
+
+    raw = Tokenizer.from_file(str(tok_dir / "tokenizer.json"))
+    raw.encode_special_tokens = True
+
+    def encode(s: str) -> list[int]:
+        return raw.encode(s, add_special_tokens=False).ids if s else []
+
+    return encode
+
+
+def fim_ids(tokenizer) -> FimIds:
+    sid = special_ids(tokenizer)
+    e, p, m, s, pad = (sid[t] for t in SPECIAL_TOKENS)
+    return FimIds(eot=e, prefix=p, middle=m, suffix=s, pad=pad)
+
+
+# ----------------------------------------------------------------------------------------------
+# model
+
+
+def make_config(args, tokenizer):
+    from transformers import LlamaConfig
+
+    ids = fim_ids(tokenizer)
+    heads = args.heads or max(1, args.d_model // 64)
+    return LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=args.d_model,
+        intermediate_size=args.ffn or int(8 * args.d_model / 3 / 32 + 0.999) * 32,
+        num_hidden_layers=args.layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=args.ctx,
+        rms_norm_eps=1e-5,
+        rope_theta=10000.0,
+        tie_word_embeddings=True,
+        bos_token_id=ids.eot,
+        eos_token_id=ids.eot,
+        pad_token_id=ids.pad,
+        attention_bias=False,
+        mlp_bias=False,
+        hidden_act="silu",
+        initializer_range=0.02,
+    )
+
+
+def n_params(model) -> int:
+    seen = set()
+    total = 0
+    for p in model.parameters():
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        total += p.numel()
+    return total
+
+
+def lr_at(step: int, args) -> float:
+    if step < args.warmup:
+        return args.lr * (step + 1) / args.warmup
+    prog = min(1.0, (step - args.warmup) / max(1, args.steps - args.warmup))
+    return args.min_lr + 0.5 * (args.lr - args.min_lr) * (1 + math.cos(math.pi * prog))
+
+
+# ----------------------------------------------------------------------------------------------
+# training
+
+
+def evaluate(model, rows, batch: int, autocast: bool) -> float:
+    import torch
+
+    model.eval()
+    tot, n = 0.0, 0
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+        for i in range(0, len(rows), batch):
+            x = torch.tensor(rows[i : i + batch], dtype=torch.long)
+            out = model(input_ids=x, labels=x)
+            k = x.numel() - x.shape[0]
+            tot += out.loss.float().item() * k
+            n += k
+    model.train()
+    return tot / max(1, n)
+
+
+def train(args) -> Path:
+    _single_thread()
+    import torch
+
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    from transformers import LlamaForCausalLM
+
+    t_start = time.time()
+    work = Path(args.work)
+    data = prepare(args)
+    tok_dir = work / "tokenizer"
+    tokenizer = load_tokenizer(tok_dir)
+    encode = raw_encoder(tok_dir)
+    ids = fim_ids(tokenizer)
+
+    ckpt_path = work / "ckpt.pt"
+    meta_path = work / "meta.json"
+    log_path = work / "log.csv"
+    resume = args.resume and ckpt_path.exists()
+    if resume:
+        ck = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+        saved = ck["args"]
+        # the run's shape and schedule come from the checkpoint; only time limits may change
+        for k in ("d_model", "layers", "heads", "ffn", "ctx", "batch", "lr", "min_lr", "warmup",
+                  "steps", "seed", "fim_rate", "spm_rate", "weight_decay", "bf16", "vocab"):
+            setattr(args, k, saved[k])
+    torch.manual_seed(args.seed)
+    config = make_config(args, tokenizer)
+    model = LlamaForCausalLM(config)
+    model.train()
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": args.weight_decay},
+         {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.lr, betas=(0.9, 0.95), eps=1e-8,
+    )
+    stream = FimStream(
+        data["train_chunks"], encode, ids, ctx=args.ctx, seed=args.seed,
+        fim_rate=args.fim_rate, spm_rate=args.spm_rate,
+    )
+    vstream = FimStream(
+        data["valid_chunks"], encode, ids, ctx=args.ctx, seed=args.seed + 1,
+        fim_rate=args.fim_rate, spm_rate=args.spm_rate,
+    )
+    val_rows = vstream.rows(args.val_rows)
+
+    step, tokens, train_seconds = 0, 0, 0.0
+    meta = {"commands": [], "params": n_params(model), "corpus": data["stats"]}
+    if resume:
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["opt"])
+        stream.load_state(ck["stream"])
+        torch.set_rng_state(ck["torch_rng"])
+        step, tokens, train_seconds = ck["step"], ck["tokens"], ck["train_seconds"]
+        if meta_path.exists():
+            meta = json.loads(meta_path.read_text())
+        log(f"resumed at step {step} ({tokens} tokens, {train_seconds:.0f}s trained)")
+    else:
+        with log_path.open("w", newline="") as f:
+            csv.writer(f).writerow(
+                ["step", "tokens", "train_seconds", "lr", "train_loss", "val_loss"])
+    meta["commands"].append(
+        "python -m holefill.train " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    meta["args"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(args).items()}
+    meta["params"] = n_params(model)
+    meta["torch"] = torch.__version__
+    meta_path.write_text(json.dumps(meta, indent=2))
+    log(f"model: {meta['params']:,} params, config {config.to_dict()['hidden_size']}x"
+        f"{config.num_hidden_layers} heads {config.num_attention_heads} "
+        f"ffn {config.intermediate_size} vocab {config.vocab_size} ctx {args.ctx}; "
+        f"steps {args.steps} x {args.batch}x{args.ctx} tokens")
+
+    def save() -> None:
+        tmp = ckpt_path.with_suffix(".tmp")
+        torch.save({
+            "model": model.state_dict(), "opt": opt.state_dict(), "stream": stream.state(),
+            "torch_rng": torch.get_rng_state(), "step": step, "tokens": tokens,
+            "train_seconds": train_seconds, "args": vars(args),
+            "config": config.to_dict(),
+        }, tmp)
+        os.replace(tmp, ckpt_path)
+        meta["step"], meta["tokens"], meta["train_seconds"] = step, tokens, train_seconds
+        meta_path.write_text(json.dumps(meta, indent=2))
+        if args.out:
+            from .export import export_model
+
+            export_model(model, tokenizer, tok_dir, Path(args.out))
+        log(f"checkpoint at step {step}")
+
+    deadline = t_start + args.minutes * 60
+    last_ckpt = time.time()
+    run_loss, run_n = 0.0, 0
+    if step == 0:
+        v = evaluate(model, val_rows, args.batch, args.bf16)
+        with log_path.open("a", newline="") as f:
+            csv.writer(f).writerow([0, 0, 0.0, 0.0, "", f"{v:.4f}"])
+        log(f"step 0 val {v:.4f}")
+    while step < args.steps:
+        if time.time() > deadline:
+            log("time limit reached")
+            break
+        t0 = time.time()
+        lr = lr_at(step, args)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        x = torch.tensor(stream.rows(args.batch), dtype=torch.long)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            loss = model(input_ids=x, labels=x).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        step += 1
+        tokens += x.numel()
+        train_seconds += time.time() - t0
+        run_loss += loss.item()
+        run_n += 1
+        if step % args.log_every == 0 or step == args.steps:
+            v = ""
+            if step % args.eval_every == 0 or step == args.steps:
+                v = f"{evaluate(model, val_rows, args.batch, args.bf16):.4f}"
+            tl = run_loss / run_n
+            run_loss, run_n = 0.0, 0
+            with log_path.open("a", newline="") as f:
+                csv.writer(f).writerow(
+                    [step, tokens, f"{train_seconds:.1f}", f"{lr:.6f}", f"{tl:.4f}", v])
+            log(f"step {step}/{args.steps} tok {tokens} loss {tl:.4f} val {v or '-'} "
+                f"lr {lr:.2e} {tokens / max(1e-9, train_seconds):.0f} tok/s")
+        if time.time() - last_ckpt > args.ckpt_minutes * 60:
+            save()
+            last_ckpt = time.time()
+    save()
+    log(f"done: step {step}, {tokens} tokens, {train_seconds:.0f}s")
+    return ckpt_path
+
+
+def probe(args) -> None:
+    """Tokens/s of each size in ``args.sizes`` ("DxL" or "DxLxH") for ``args.probe`` seconds."""
+    _single_thread()
+    import torch
+
+    torch.set_num_threads(1)
+    from transformers import LlamaForCausalLM
+
+    data = prepare(args)
+    tok_dir = Path(args.work) / "tokenizer"
+    tokenizer = load_tokenizer(tok_dir)
+    encode = raw_encoder(tok_dir)
+    ids = fim_ids(tokenizer)
+    for spec in args.sizes.split(","):
+        parts = [int(p) for p in spec.split("x")]
+        args.d_model, args.layers = parts[0], parts[1]
+        args.heads = parts[2] if len(parts) > 2 else 0
+        for bf16 in ([True, False] if args.probe_fp32 else [args.bf16]):
+            torch.manual_seed(0)
+            model = LlamaForCausalLM(make_config(args, tokenizer))
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            stream = FimStream(data["train_chunks"], encode, ids, ctx=args.ctx, seed=0,
+                               fim_rate=args.fim_rate, spm_rate=args.spm_rate)
+            t_end = time.time() + args.probe
+            n, tok, t_train = 0, 0, 0.0
+            while time.time() < t_end:
+                x = torch.tensor(stream.rows(args.batch), dtype=torch.long)
+                t0 = time.time()
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                    loss = model(input_ids=x, labels=x).loss
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                if n > 0:  # first step is warm-up
+                    t_train += time.time() - t0
+                    tok += x.numel()
+                n += 1
+            log(f"probe {spec} bf16={bf16}: {n_params(model):,} params, "
+                f"{tok / max(1e-9, t_train):.0f} tok/s, {n} steps, last loss {loss.item():.3f}")

@@ -1,0 +1,140 @@
+"""Check holefill's language grammars with Lark, independently of holefill's own compiler.
+
+An oracle for grammar authors while (and after) holefill's checker is built: the grammar file
+is given to Lark's Earley parser with a lexer that follows holefill's documented lexing
+(docs/grammar-format.md): maximal munch over all terminals together; among terminals matching
+the same longest text, higher priority, then a string literal over a regex, then declaration
+order; `%ignore`d terminals dropped. holefill-only directives (`%soft`) are stripped first.
+
+Usage (from the repository root):
+    python tests/grammar/lark_check.py json|cpp                  # fixtures + (cpp) HumanEval-X
+    python tests/grammar/lark_check.py cpp --fixtures            # fixture table only
+    python tests/grammar/lark_check.py cpp --humaneval [N ...]   # all tasks, or tasks N ...
+    python tests/grammar/lark_check.py cpp FILE ...              # parse files; print errors
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sys
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token
+from lark.exceptions import LarkError
+from lark.lexer import Lexer, PatternStr
+
+ROOT = Path(__file__).resolve().parents[2]
+GRAMMARS = ROOT / "server" / "holefill" / "grammars"
+FIXTURES = ROOT / "tests" / "data" / "grammars"
+HUMANEVAL_CPP = Path("/work/shared/data/humaneval-x/humaneval_cpp.jsonl.gz")
+
+
+class LexError(Exception):
+    pass
+
+
+class MaximalMunchLexer(Lexer):
+    """holefill's lexing rule on top of Lark's terminal definitions."""
+
+    def __init__(self, lexer_conf: Any) -> None:
+        self.ignore = set(lexer_conf.ignore)
+        self.terminals = []
+        for order, t in enumerate(lexer_conf.terminals):
+            rx = re.compile(t.pattern.to_regexp())
+            is_literal = isinstance(t.pattern, PatternStr)
+            # Sort key for ties (bigger wins): priority, literal over regex, earlier declared.
+            self.terminals.append((rx, t.name, (t.priority, is_literal, -order)))
+
+    def lex(self, data: Any, parser_state: Any = None) -> Iterator[Token]:
+        # Lark hands a custom lexer either the text or a LexerState, depending on the signature.
+        text = data if isinstance(data, str) else data.text.text
+        pos, n = 0, len(text)
+        while pos < n:
+            best: tuple[int, tuple[int, bool, int], str] | None = None
+            for rx, name, key in self.terminals:
+                m = rx.match(text, pos)
+                if m and m.end() > pos:
+                    cand = (m.end(), key, name)
+                    if best is None or cand[:2] > best[:2]:
+                        best = cand
+            if best is None:
+                raise LexError(f"no lexeme at offset {pos}: {text[pos:pos + 20]!r}")
+            end, _, name = best
+            if name not in self.ignore:
+                yield Token(name, text[pos:end], start_pos=pos)
+            pos = end
+
+
+def grammar_text(lang: str) -> str:
+    """The grammar file minus holefill-only directives."""
+    text = (GRAMMARS / f"{lang}.lark").read_text()
+    return "\n".join(line for line in text.splitlines() if not line.startswith("%soft"))
+
+
+@cache
+def parser(lang: str) -> Lark:
+    return Lark(grammar_text(lang), parser="earley", lexer=MaximalMunchLexer, start="start")
+
+
+def check(lang: str, text: str) -> str | None:
+    """None if the grammar accepts `text`, else a one-line reason."""
+    try:
+        parser(lang).parse(text)
+    except (LarkError, LexError) as e:
+        return f"{type(e).__name__}: {str(e).splitlines()[0]}"
+    return None
+
+
+def fixtures(lang: str) -> list[dict[str, str]]:
+    path = FIXTURES / f"{lang}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def humaneval_cpp() -> list[dict[str, str]]:
+    with gzip.open(HUMANEVAL_CPP, "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def main(argv: list[str]) -> int:
+    lang, rest = argv[0], argv[1:]
+    failures = 0
+    files = [a for a in rest if not a.startswith("--") and not a.isdigit()]
+    if files:
+        for f in files:
+            err = check(lang, Path(f).read_text())
+            print(f"{f}: {'ok' if err is None else err}")
+            failures += err is not None
+        return 1 if failures else 0
+    if "--humaneval" not in rest:
+        rows = fixtures(lang)
+        for i, row in enumerate(rows):
+            err = check(lang, row["text"])
+            got = "accept" if err is None else "reject"
+            if got != row["expect"]:
+                failures += 1
+                print(f"fixture {i}: expected {row['expect']}, got {got} ({row['why']})")
+                print(f"    text: {row['text']!r}" + (f"\n    {err}" if err else ""))
+        print(f"{lang} fixtures: {len(rows) - failures}/{len(rows)} as expected")
+    if lang == "cpp" and "--fixtures" not in rest:
+        wanted = {int(a) for a in rest if a.isdigit()}
+        bad = 0
+        tasks = humaneval_cpp()
+        for i, task in enumerate(tasks):
+            if wanted and i not in wanted:
+                continue
+            err = check(lang, task["declaration"] + task["canonical_solution"])
+            if err:
+                bad += 1
+                print(f"{task['task_id']}: {err}")
+        print(f"HumanEval-X C++: {len(wanted or tasks) - bad}/{len(wanted or tasks)} accepted")
+        failures += bad
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,375 @@
+"""Validation harness for `grammars/python.lark`, independent of holefill's own checker.
+
+Source text is tokenized with CPython's `tokenize` module, the tokens are mapped to the
+terminals of our grammar, and the token stream is parsed by Lark's Earley parser built from our
+grammar text. This answers "does python.lark accept this file?" while holefill's own lexer and
+checker are not there yet, and later serves as a second opinion.
+
+Mapping (CPython token -> our terminal):
+  NAME     -> the keyword literal when the word is a literal of the grammar (`"if"`, and the
+              soft keywords `"match"`, `"case"`, `"type"`), else NAME
+  OP       -> the literal with the same text
+  NUMBER, STRING, NEWLINE, INDENT, DEDENT -> the same name
+  NL, COMMENT, ENCODING, ENDMARKER        -> dropped
+  3.12 FSTRING_START .. FSTRING_END       -> joined back into one STRING (the source slice)
+Soft keywords follow holefill's `%soft` rule: every use of NAME in a rule also accepts the soft
+keyword literals. The lexemes are also checked against our terminal regexes with maximal munch
+(the longest match at the token's offset over all terminals must be the token itself);
+disagreements are reported as "lexdiff" and do not change the verdict.
+
+Usage (from the repository root):
+  python tests/grammar/python_lark_check.py --fixtures
+  python tests/grammar/python_lark_check.py --stdlib [--count 150] [--max-lines 300] [--seed 0]
+                                            [--time-cap 300] [--file-cap 30]
+  python tests/grammar/python_lark_check.py FILE...
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import json
+import keyword
+import random
+import re
+import signal
+import sys
+import time
+import token as tok
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GRAMMAR_PATH = ROOT / "server" / "holefill" / "grammars" / "python.lark"
+FIXTURES_PATH = ROOT / "tests" / "data" / "grammars" / "python.jsonl"
+STDLIB_DIR = Path(f"/root/.pyenv/versions/3.11.7/lib/python3.11")
+
+LAYOUT = {tok.NEWLINE: "NEWLINE", tok.INDENT: "INDENT", tok.DEDENT: "DEDENT"}
+DROPPED = {tok.NL, tok.COMMENT, tok.ENCODING, tok.ENDMARKER}
+FSTRING_START = getattr(tok, "FSTRING_START", None)
+FSTRING_END = getattr(tok, "FSTRING_END", None)
+
+
+class Rejected(Exception):
+    """The tokenizer (not the grammar) rejected the text."""
+
+
+@dataclass
+class Lexeme:
+    kind: str      # "NAME", "NUMBER", "STRING", "NEWLINE", "INDENT", "DEDENT", or "LIT"
+    text: str
+    offset: int    # code-point offset in the source (-1 for layout tokens)
+
+
+def cpython_lexemes(source: str) -> list[Lexeme]:
+    """Tokenize with CPython and return our lexemes. Raises Rejected on tokenizer errors."""
+    line_starts = [0]
+    for line in source.split("\n"):
+        line_starts.append(line_starts[-1] + len(line) + 1)
+
+    def offset(pos: tuple[int, int]) -> int:
+        return line_starts[pos[0] - 1] + pos[1]
+
+    out: list[Lexeme] = []
+    fdepth = 0
+    fstart = 0
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(source).readline):
+            if FSTRING_START is not None and t.type == FSTRING_START:
+                if fdepth == 0:
+                    fstart = offset(t.start)
+                fdepth += 1
+                continue
+            if FSTRING_END is not None and t.type == FSTRING_END:
+                fdepth -= 1
+                if fdepth == 0:
+                    end = offset(t.end)
+                    out.append(Lexeme("STRING", source[fstart:end], fstart))
+                continue
+            if fdepth:
+                continue
+            if t.type in DROPPED:
+                continue
+            if t.type in LAYOUT:
+                out.append(Lexeme(LAYOUT[t.type], t.string, -1))
+            elif t.type == tok.ERRORTOKEN:
+                raise Rejected(f"tokenizer error token {t.string!r} at {t.start}")
+            elif t.type == tok.OP:
+                out.append(Lexeme("LIT", t.string, offset(t.start)))
+            elif t.type in (tok.NAME, tok.NUMBER, tok.STRING):
+                out.append(Lexeme(tok.tok_name[t.type], t.string, offset(t.start)))
+            else:
+                raise Rejected(f"unexpected token {tok.tok_name[t.type]} {t.string!r}")
+    except (tokenize.TokenError, SyntaxError) as e:  # IndentationError is a SyntaxError
+        raise Rejected(f"tokenizer: {e}") from None
+    return out
+
+
+# ------------------------------------------------------------------ grammar text -> Lark
+
+_SOFT_RE = re.compile(r"^%soft\b(.*)$", re.M)
+_LIT_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_TERM_DEF_RE = re.compile(r"^([A-Z_][A-Z0-9_]*)(?:\.\d+)?\s*:\s*(.*)$", re.M)
+
+
+def soft_keywords(grammar: str) -> list[str]:
+    words: list[str] = []
+    for m in _SOFT_RE.finditer(grammar):
+        words += [json.loads(f'"{w}"') for w in _LIT_RE.findall(m.group(1))]
+    return words
+
+
+def to_lark(grammar: str) -> str:
+    """Our grammar text -> a Lark grammar: drop `%soft`, let every NAME in a rule also match
+    the soft keyword literals. `%declare` is Lark syntax already."""
+    soft = soft_keywords(grammar)
+    lines = []
+    for line in grammar.splitlines():
+        if line.startswith("%soft"):
+            continue
+        if soft and not _TERM_DEF_RE.match(line) and not line.startswith("%"):
+            code, sep, comment = line.partition("//")
+            code = re.sub(r'(?<![\w"])NAME(?![\w"])', "softname", code)
+            line = code + sep + comment
+        lines.append(line)
+    if soft:
+        lines.append("softname: NAME | " + " | ".join(json.dumps(w) for w in soft))
+    return "\n".join(lines) + "\n"
+
+
+def terminal_regexes(grammar: str) -> dict[str, re.Pattern[str]]:
+    """The regex terminals of our grammar (single regex literal definitions only)."""
+    out = {}
+    for m in _TERM_DEF_RE.finditer(grammar):
+        body = m.group(2).strip()
+        rm = re.fullmatch(r"/(.*)/([is]*)", body)
+        if rm:
+            flags = (re.I if "i" in rm.group(2) else 0) | (re.S if "s" in rm.group(2) else 0)
+            out[m.group(1)] = re.compile(rm.group(1), flags)
+    return out
+
+
+class Checker:
+    """Parses token streams with Lark Earley built from python.lark."""
+
+    def __init__(self, grammar_path: Path = GRAMMAR_PATH):
+        from lark import Lark
+        from lark.lexer import Lexer
+
+        class ListLexer(Lexer):
+            __future_interface__ = 0
+
+            def __init__(self, lexer_conf):
+                pass
+
+            def lex(self, data):
+                return iter(data.tokens)
+
+        self.grammar = grammar_path.read_text(encoding="utf-8")
+        self.lark = Lark(to_lark(self.grammar), parser="earley", lexer=ListLexer,
+                         start="start", propagate_positions=False)
+        self.literal_type: dict[str, str] = {}
+        for t in self.lark.terminals:
+            if t.pattern.type == "str":
+                self.literal_type[t.pattern.value] = t.name
+        self.regexes = terminal_regexes(self.grammar)
+        self.by_first: dict[str, list[str]] = {}
+        for lit in self.literal_type:
+            self.by_first.setdefault(lit[0], []).append(lit)
+
+    # -- lexeme agreement ------------------------------------------------
+    def longest_match(self, source: str, pos: int) -> int:
+        best = 0
+        for rx in self.regexes.values():
+            m = rx.match(source, pos)
+            if m and m.end() - pos > best:
+                best = m.end() - pos
+        for lit in self.by_first.get(source[pos], ()):
+            if len(lit) > best and source.startswith(lit, pos):
+                best = len(lit)
+        return best
+
+    def lexdiffs(self, source: str, lexemes: list[Lexeme]) -> list[str]:
+        out = []
+        for lx in lexemes:
+            if lx.offset < 0:
+                continue
+            if lx.kind in self.regexes and not self.regexes[lx.kind].fullmatch(lx.text):
+                out.append(f"{lx.kind} regex does not match {lx.text[:40]!r}")
+            n = self.longest_match(source, lx.offset)
+            if n != len(lx.text):
+                out.append(f"maximal munch: {source[lx.offset:lx.offset + n][:40]!r}"
+                           f" instead of {lx.kind} {lx.text[:40]!r}")
+        return out
+
+    # -- parsing -----------------------------------------------------------
+    def lark_tokens(self, lexemes: list[Lexeme]):
+        from lark import Token
+
+        out = []
+        for lx in lexemes:
+            if lx.kind in ("LIT", "NAME"):
+                ttype = self.literal_type.get(lx.text)
+                if ttype is None:
+                    if lx.kind == "LIT":
+                        return None, f"operator {lx.text!r} is not in the grammar"
+                    if keyword.iskeyword(lx.text):
+                        return None, f"keyword {lx.text!r} is not in the grammar"
+                    ttype = "NAME"
+            else:
+                ttype = lx.kind
+            out.append(Token(ttype, lx.text))
+        return out, ""
+
+    def check(self, source: str) -> tuple[bool, str]:
+        """(accepted, reason)."""
+        from lark.exceptions import UnexpectedInput
+
+        try:
+            lexemes = cpython_lexemes(source)
+        except Rejected as e:
+            return False, str(e)
+        toks, why = self.lark_tokens(lexemes)
+        if toks is None:
+            return False, why
+
+        class Data:
+            tokens = toks
+
+        try:
+            self.lark.parse(Data())
+        except UnexpectedInput as e:
+            return False, f"parse error: {str(e).splitlines()[0][:160]}"
+        return True, ""
+
+
+def python_ok(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def load_fixtures(path: Path = FIXTURES_PATH) -> list[dict]:
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            row = json.loads(line)
+            row["line"] = i
+            rows.append(row)
+    return rows
+
+
+def grammar_expectation(row: dict) -> str:
+    """What our grammar should answer: `grammar` when it knowingly differs, else `expect`."""
+    return row.get("grammar", row["expect"])
+
+
+def stdlib_sample(count: int, max_lines: int, seed: int) -> list[Path]:
+    files = []
+    for p in sorted(STDLIB_DIR.rglob("*.py")):
+        if "site-packages" in p.parts:
+            continue
+        try:
+            with tokenize.open(p) as f:
+                n = sum(1 for _ in f)
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        if n <= max_lines:
+            files.append(p)
+    return sorted(random.Random(seed).sample(files, min(count, len(files))))
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="*", type=Path)
+    ap.add_argument("--fixtures", action="store_true")
+    ap.add_argument("--stdlib", action="store_true")
+    ap.add_argument("--count", type=int, default=150)
+    ap.add_argument("--max-lines", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip", type=int, default=0, help="skip the first N sample files")
+    ap.add_argument("--time-cap", type=float, default=300.0, help="total seconds")
+    ap.add_argument("--file-cap", type=int, default=30, help="seconds per file")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+
+    t0 = time.time()
+    checker = Checker()
+    print(f"grammar loaded in {time.time() - t0:.1f}s", flush=True)
+    bad = 0
+
+    if args.fixtures:
+        rows = load_fixtures()
+        ok = 0
+        for row in rows:
+            want = grammar_expectation(row) == "accept"
+            got, why = checker.check(row["text"])
+            if got == want:
+                ok += 1
+            else:
+                bad += 1
+                print(f"FIXTURE line {row['line']}: want {want} got {got}: {row['text']!r} {why}")
+        print(f"fixtures: {ok}/{len(rows)} agree")
+
+    paths: list[Path] = list(args.files)
+    if args.stdlib:
+        paths += stdlib_sample(args.count, args.max_lines, args.seed)[args.skip:]
+    if paths:
+        signal.signal(signal.SIGALRM, _alarm)
+        passed = excluded = timeouts = lexbad = 0
+        done = 0
+        for p in paths:
+            if time.time() - t0 > args.time_cap:
+                print(f"time cap reached after {done} files")
+                break
+            with tokenize.open(p) as f:
+                src = f.read()
+            done += 1
+            if not python_ok(src):
+                excluded += 1
+                continue
+            t1 = time.time()
+            signal.alarm(args.file_cap)
+            try:
+                got, why = checker.check(src)
+            except _Timeout:
+                timeouts += 1
+                print(f"TIMEOUT {p}")
+                continue
+            finally:
+                signal.alarm(0)
+            try:
+                diffs = checker.lexdiffs(src, cpython_lexemes(src))
+            except Rejected:
+                diffs = []
+            if diffs:
+                lexbad += 1
+                print(f"LEXDIFF {p}: {diffs[:3]}")
+            if got:
+                passed += 1
+                if args.verbose:
+                    print(f"ok {p} {time.time() - t1:.1f}s", flush=True)
+            else:
+                bad += 1
+                print(f"FAIL {p}: {why}", flush=True)
+        tested = done - excluded
+        print(f"files: {passed}/{tested} accepted ({excluded} excluded: ast.parse rejects; "
+              f"{timeouts} timeouts; {lexbad} with lexeme differences) in "
+              f"{time.time() - t0:.0f}s")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
