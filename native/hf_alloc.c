@@ -94,9 +94,8 @@ void hf_map_clear(HfMap *self) {
   }
 }
 
-bool hf_map_reserve(HfMap *self, size_t extra) {
+bool hf__map_grow(HfMap *self, size_t extra) {
   size_t need = self->count + extra;
-  if (need * 2 <= self->capacity) return true;
   size_t cap = self->capacity ? self->capacity : 64;
   while (cap < need * 2) {
     if (cap > SIZE_MAX / 2 / sizeof(HfMapSlot)) return false;

@@ -20,8 +20,8 @@
 #include "hf_internal.h"
 
 enum {
-  HF_DEFAULT_MAX_STEPS = 50000000,
-  HF_DEFAULT_MAX_ITEMS = 4000000,
+  HF_DEFAULT_MAX_STEPS = 20000000, /* keep in sync with holefill.h */
+  HF_DEFAULT_MAX_ITEMS = 2000000,
   HF_POLL_EVERY = 4096,
   /* Weights below this go to the O(1) bucket queue, heavier ones to a binary heap. */
   HF_BUCKET_LIMIT = 1 << 16,
@@ -276,26 +276,29 @@ static bool hf_checker__closure(HfChecker *self, int32_t from, int32_t stamp,
   return true;
 }
 
-/* Steps 2 and 3 of the outline.  Fills state_flags and the composed edge list. */
-static bool hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t *edges,
-                                size_t n_edges, const int32_t *starts, size_t n_starts,
-                                const int32_t *finals, size_t n_finals) {
-  if (!array_resize(&self->state_flags, (size_t)n_states)) return false;
-  if (!array_resize(&self->closure_mark, (size_t)n_states)) return false;
+enum { HF_PREPARE_OK = 0, HF_PREPARE_OOM = 1, HF_PREPARE_FULL = 2 };
+
+/* Steps 2 and 3 of the outline.  Fills state_flags and the composed edge list, which may
+ * hold at most `max_edges` edges (each becomes an item, so max_items bounds it too). */
+static int hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t *edges,
+                               size_t n_edges, const int32_t *starts, size_t n_starts,
+                               const int32_t *finals, size_t n_finals, uint64_t max_edges) {
+  if (!array_resize(&self->state_flags, (size_t)n_states)) return HF_PREPARE_OOM;
+  if (!array_resize(&self->closure_mark, (size_t)n_states)) return HF_PREPARE_OOM;
   memset(self->state_flags.contents, 0, (size_t)n_states);
   memset(self->closure_mark.contents, 0xff, (size_t)n_states * sizeof(int32_t));
   if (!hf_checker__edge_csr(self, &self->out_start, &self->out_list, n_states, edges,
                             n_edges, 0))
-    return false;
+    return HF_PREPARE_OOM;
   if (!hf_checker__edge_csr(self, &self->in_start, &self->in_list, n_states, edges, n_edges,
                             2))
-    return false;
+    return HF_PREPARE_OOM;
   if (!hf_checker__flood(self, starts, n_starts, HF_REACH, &self->out_start, &self->out_list,
                          edges, 2))
-    return false;
+    return HF_PREPARE_OOM;
   if (!hf_checker__flood(self, finals, n_finals, HF_COREACH, &self->in_start, &self->in_list,
                          edges, 0))
-    return false;
+    return HF_PREPARE_OOM;
   uint8_t *flags = self->state_flags.contents;
   uint64_t useful = 0;
   for (int32_t s = 0; s < n_states; s++) useful += (flags[s] & HF_USEFUL) == HF_USEFUL;
@@ -310,7 +313,7 @@ static bool hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t
     if ((flags[s] & HF_USEFUL) != HF_USEFUL || (flags[s] & HF_START)) continue;
     size_t base;
     array_clear(&self->stack);
-    if (!hf_checker__closure(self, s, stamp++, edges, &base)) return false;
+    if (!hf_checker__closure(self, s, stamp++, edges, &base)) return HF_PREPARE_OOM;
     for (size_t k = base; k < self->stack.size; k++) flags[self->stack.contents[k]] |= HF_START;
   }
 
@@ -325,22 +328,23 @@ static bool hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t
     for (int32_t k = self->out_start.contents[q]; k < self->out_start.contents[q + 1]; k++)
       if (edges[4 * (size_t)self->out_list.contents[k] + 1] == -1) has_eps = true;
     if (has_eps) {
-      if (!hf_checker__closure(self, q, stamp++, edges, &base)) return false;
+      if (!hf_checker__closure(self, q, stamp++, edges, &base)) return HF_PREPARE_OOM;
     } else if (!array_push(&self->stack, q)) {
-      return false;
+      return HF_PREPARE_OOM;
     }
     for (int32_t k = first; k < last; k++) {
       int32_t i = self->in_list.contents[k];
       const int32_t *e = edges + 4 * (size_t)i;
       if (e[1] == -1 || (flags[e[0]] & HF_USEFUL) != HF_USEFUL) continue;
+      if (self->edges.size + (self->stack.size - base) > max_edges) return HF_PREPARE_FULL;
       for (size_t c = base; c < self->stack.size; c++) {
         HfEdge composed = {e[0], e[1], self->stack.contents[c], i, (uint64_t)e[3]};
-        if (!array_push(&self->edges, composed)) return false;
+        if (!array_push(&self->edges, composed)) return HF_PREPARE_OOM;
       }
     }
   }
   self->stats.edges = self->edges.size;
-  return true;
+  return HF_PREPARE_OK;
 }
 
 /* ---- priority queue ------------------------------------------------------------------- */
@@ -386,6 +390,8 @@ HF_INLINE bool hf_checker__push(HfChecker *self, uint64_t weight, int32_t item) 
     memset(self->buckets.contents + old, 0xff, (w + 1 - old) * sizeof(int32_t));
   }
   HfQueueEntry entry = {item, self->buckets.contents[w]};
+  /* Entries are addressed by int32; more pushes than that is treated as out of memory. */
+  if (HF_UNLIKELY(self->entries.size >= INT32_MAX)) return false;
   if (!array_push(&self->entries, entry)) return false;
   self->buckets.contents[w] = (int32_t)(self->entries.size - 1);
   return true;
@@ -571,9 +577,22 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
   uint64_t max_steps = limits && limits->max_steps ? limits->max_steps : HF_DEFAULT_MAX_STEPS;
   uint64_t poll_at = max_steps < HF_POLL_EVERY ? max_steps + 1 : HF_POLL_EVERY;
 
-  if (!hf_checker__prepare(self, n_states, edges, n_edges, starts, n_starts, finals,
-                           n_finals))
-    goto oom;
+  switch (hf_checker__prepare(self, n_states, edges, n_edges, starts, n_starts, finals,
+                              n_finals, run.max_items)) {
+    case HF_PREPARE_OOM:
+      goto oom;
+    case HF_PREPARE_FULL:
+      verdict = HF_UNKNOWN;
+      goto exit;
+    default:
+      break;
+  }
+
+  /* Poll once up front so a cancelled request never pays for a search. */
+  if (cancel != NULL && cancel(cancel_ctx)) {
+    verdict = HF_CANCELLED;
+    goto exit;
+  }
 
   int status = HF_DISCOVER_OK;
   /* Seeds: terminal items, then nullable items on every useful state. */

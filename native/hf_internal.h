@@ -84,8 +84,13 @@ typedef struct HfMap {
 void hf_map_init(HfMap *self);
 void hf_map_destroy(HfMap *self);
 void hf_map_clear(HfMap *self);
+/* Grows the table (slow path of hf_map_reserve). */
+bool hf__map_grow(HfMap *self, size_t extra);
+
 /* Makes room for `extra` more keys; false when memory ran out. */
-bool hf_map_reserve(HfMap *self, size_t extra);
+HF_INLINE bool hf_map_reserve(HfMap *self, size_t extra) {
+  return (self->count + extra) * 2 <= self->capacity || hf__map_grow(self, extra);
+}
 
 HF_INLINE uint64_t hf__hash64(uint64_t x) {
   /* splitmix64 finalizer: cheap and mixes packed (state, symbol) keys well. */

@@ -61,14 +61,14 @@ typedef enum HfVerdict {
 
 /* Work limits of one hf_checker_run.  0 means "the default".
  *
- * max_steps  default 50,000,000.  One step is one inner-loop combination: a production
+ * max_steps  default 20,000,000.  One step is one inner-loop combination: a production
  *            examined for a popped item, or a finalized partner item combined with it.
- *            Roughly 5-20 ns per step on a current x86 core, so the default bounds a run
- *            at about a second.
- * max_items  default 4,000,000.  Distinct items (p, A, q) discovered, terminal items
- *            included.  Each item costs about 80 bytes (item record, item hash map, two
- *            finalized-item indexes, queue entry), so the default bounds memory at about
- *            320 MB.
+ *            Measured 50-200 ns per step (the search is bound by cache misses on the item
+ *            hash map), so the default bounds a run at roughly 1-4 s.
+ * max_items  default 2,000,000.  Distinct items (p, A, q) discovered, terminal items
+ *            included.  Each item costs about 90 bytes (item record, item hash map, two
+ *            finalized-item indexes, queue entry; measured), up to twice that while a
+ *            table doubles, so the default bounds memory at about 200-400 MB.
  * Running out of either answers HF_UNKNOWN (never HF_NO). */
 typedef struct HfLimits {
   uint64_t max_steps;

@@ -41,7 +41,7 @@ def test_whole_documents_are_accepted_without_holes(checker):
     "chunks",
     [
         ["]", ""],  # a document cannot start with a closer
-        ["", "}}"],  # two closers at the end of any document
+        ["", "}{"],  # whatever comes first, the last `{` is never closed
         ['{"a" 1', ""],  # a value right after a key, no colon possible before it
         ["[1,,", ""],  # an empty element cannot be repaired by appending
         ["1", "]"],  # a document that starts with a number cannot end with a closer

@@ -175,33 +175,39 @@ class Checker:
             if t.pattern.type == "str":
                 self.literal_type[t.pattern.value] = t.name
         self.regexes = terminal_regexes(self.grammar)
-        self.by_first: dict[str, list[str]] = {}
-        for lit in self.literal_type:
-            self.by_first.setdefault(lit[0], []).append(lit)
 
     # -- lexeme agreement ------------------------------------------------
-    def longest_match(self, source: str, pos: int) -> int:
-        best = 0
-        for rx in self.regexes.values():
-            m = rx.match(source, pos)
-            if m and m.end() - pos > best:
-                best = m.end() - pos
-        for lit in self.by_first.get(source[pos], ()):
-            if len(lit) > best and source.startswith(lit, pos):
-                best = len(lit)
-        return best
+    def matches(self, text: str) -> str | None:
+        """The terminal (regex name or literal) that fully matches `text`, if any."""
+        if text in self.literal_type:
+            return text
+        for name, rx in self.regexes.items():
+            if rx.fullmatch(text):
+                return name
+        return None
 
     def lexdiffs(self, source: str, lexemes: list[Lexeme]) -> list[str]:
+        """Check each lexeme against our terminals: its text must fully match the terminal it
+        was mapped to, and (maximal munch) no terminal may match a longer text at the same
+        offset. Python's `re` is leftmost-first, not longest, so longer matches are probed at
+        candidate ends: 1-3 characters further, the ends of the next two lexemes, and the end
+        of the physical line."""
         out = []
-        for lx in lexemes:
-            if lx.offset < 0:
-                continue
+        located = [lx for lx in lexemes if lx.offset >= 0]
+        for k, lx in enumerate(located):
             if lx.kind in self.regexes and not self.regexes[lx.kind].fullmatch(lx.text):
                 out.append(f"{lx.kind} regex does not match {lx.text[:40]!r}")
-            n = self.longest_match(source, lx.offset)
-            if n != len(lx.text):
-                out.append(f"maximal munch: {source[lx.offset:lx.offset + n][:40]!r}"
-                           f" instead of {lx.kind} {lx.text[:40]!r}")
+            end = lx.offset + len(lx.text)
+            eol = source.find("\n", end)
+            ends = {end + 1, end + 2, end + 3, eol if eol >= 0 else len(source)}
+            ends.update(n.offset + len(n.text) for n in located[k + 1:k + 3])
+            for e in sorted(ends):
+                if end < e <= len(source):
+                    name = self.matches(source[lx.offset:e])
+                    if name is not None:
+                        out.append(f"maximal munch: {name} {source[lx.offset:e][:40]!r}"
+                                   f" is longer than {lx.kind} {lx.text[:40]!r}")
+                        break
         return out
 
     # -- parsing -----------------------------------------------------------
@@ -220,6 +226,10 @@ class Checker:
                     ttype = "NAME"
             else:
                 ttype = lx.kind
+                rx = self.regexes.get(ttype)
+                if rx is not None and not rx.fullmatch(lx.text):
+                    # our lexer would split this text differently; treat it as rejected
+                    return None, f"{ttype} {lx.text[:40]!r} is not a lexeme of our grammar"
             out.append(Token(ttype, lx.text))
         return out, ""
 
@@ -316,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             want = grammar_expectation(row) == "accept"
             got, why = checker.check(row["text"])
+            try:
+                diffs = checker.lexdiffs(row["text"], cpython_lexemes(row["text"]))
+            except Rejected:
+                diffs = []
+            if diffs:
+                print(f"LEXDIFF fixture line {row['line']}: {diffs[:3]}")
             if got == want:
                 ok += 1
             else:

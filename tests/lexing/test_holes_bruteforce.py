@@ -177,7 +177,7 @@ def test_every_short_nfa_lexing_is_produced_by_some_filling(tiny, chunks):
     _, lexer, lex = tiny
     nfa = lexer.build(chunks)
     brute = produced(lex, chunks, "abc ", 5 if len(chunks) == 2 else 0)
-    for seq in nfa_words(nfa, 3):
+    for seq in nfa_words(nfa, 2):  # two lexemes fit in five characters of filling
         assert seq in brute, (chunks, seq)
 
 
@@ -195,14 +195,15 @@ def test_keywords_and_comments_lex_like_maximal_munch(kw, chunks):
 
 
 def test_a_word_split_by_a_hole_may_be_one_name_or_two_lexemes(kw):
-    """`if□x`: the hole may join them into one NAME (`ifax`) or separate them (`if x`)."""
+    """`if□x`: the hole may join them into one NAME (`ifax`), separate them (`if x`), or
+    hide `x` in a comment (`if#x`)."""
     cg, lexer, _ = kw
     nfa = lexer.build(["if", "x"])
     name = cg.grammar.terminal_id("NAME")
     kw_if = cg.grammar.terminal_id('"if"')
     assert nfa_accepts(nfa, (name,))
     assert nfa_accepts(nfa, (kw_if, name))
-    assert not nfa_accepts(nfa, (kw_if,))
+    assert nfa_accepts(nfa, (kw_if,))
 
 
 def test_fixed_text_never_splits_a_word(kw):

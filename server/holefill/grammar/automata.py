@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from .regex import MAX_CODE_POINT, Node
 
-
 # ----------------------------------------------------------------------------- NFA
 
 @dataclass

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Union
 
 from ..errors import GrammarError
 from .regex import RegexError, parse_regex
@@ -69,7 +68,7 @@ class Repeat:
     pos: Pos
 
 
-Item = Union[Ref, Lit, Regex, Range, Group, Repeat]
+Item = Ref | Lit | Regex | Range | Group | Repeat
 Alts = tuple[tuple[Item, ...], ...]          # alternatives of sequences
 
 
@@ -370,6 +369,8 @@ class _Parser:
             self.depth -= 1
             close = ")" if t.kind == "(" else "]"
             c = self.peek()
+            if c.kind == "EOF":
+                raise self.g.error(t.pos, f"unclosed '{t.kind}' (reached the end of the file)")
             if c.kind != close:
                 raise self.g.error(c.pos, f"expected '{close}' to close the '{t.kind}' at line "
                                           f"{t.pos.line}, found {_describe(c)}")

@@ -317,10 +317,10 @@ def to_pattern(node: Node) -> str:
     if (lo, hi) == (0, 1):
         return a + "?"
     if hi is None:
-        return a + "{%d,}" % lo
+        return a + f"{{{lo},}}"
     if lo == hi:
-        return a + "{%d}" % lo
-    return a + "{%d,%d}" % (lo, hi)
+        return a + f"{{{lo}}}"
+    return a + f"{{{lo},{hi}}}"
 
 
 def _atom(node: Node, in_seq: bool) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..errors import GrammarError
 from . import regex as rx
-from .automata import NFA, DFA, determinize, minimize, shortest_examples
+from .automata import DFA, NFA, determinize, minimize, shortest_examples
 from .meta import Definition, GrammarFile, Group, Item, Lit, Pos, Range, Ref, Regex, Repeat
 from .tables import LexerDFA, TerminalInfo, literal_name
 
@@ -73,6 +73,10 @@ class TerminalTable:
             for it in _walk(d.alts):
                 if isinstance(it, Ref) and it.name in g.terminals:
                     used_named.add(it.name)
+                elif isinstance(it, Lit) and (it.text, it.icase) in self._lit_alias:
+                    used_named.add(self._lit_alias[(it.text, it.icase)])
+                elif isinstance(it, Regex) and (it.pattern, it.flags) in self._re_alias:
+                    used_named.add(self._re_alias[(it.pattern, it.flags)])
         for it in g.ignore:
             if isinstance(it, Ref):
                 used_named.add(it.name)

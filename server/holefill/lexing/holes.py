@@ -40,11 +40,18 @@ KIND_HOLE = 2  # a lexeme wholly inside a hole (the hole's self-loop)
 
 @dataclass(frozen=True)
 class Place:
-    """Where a lexeme starts or ends: at code point `pos` of chunk `chunk`, or in hole `hole`."""
+    """Where a lexeme starts or ends: at code point `pos` of chunk `chunk`, or in hole `hole`.
+
+    `kill` is an obligation on the next hole: a lexeme ended here only because the filling
+    will stop an earlier DFA run that is still alive at the end of this chunk (in state
+    `kill`) before it reaches another accept. A lexeme that starts here and continues into that
+    hole must be completable by a string that also stops that run (see `HoleLexer._compatible`).
+    """
 
     chunk: int = -1
     pos: int = -1
     hole: int = -1
+    kill: int = -1
 
     @property
     def in_hole(self) -> bool:
@@ -77,7 +84,7 @@ class _Builder:
     """Accumulates states and edges, deduplicating both."""
 
     def __init__(self) -> None:
-        self.state_of: dict[tuple[int, int, int], int] = {}
+        self.state_of: dict[tuple[int, int, int, int], int] = {}
         self.edges = array("i")
         self.kinds: list[int] = []
         self.terms: list[int] = []
@@ -85,7 +92,7 @@ class _Builder:
         self.seen: set[tuple[int, int, int]] = set()
 
     def state(self, place: Place) -> int:
-        key = (place.chunk, place.pos, place.hole)
+        key = (place.chunk, place.pos, place.hole, place.kill)
         s = self.state_of.get(key)
         if s is None:
             s = self.state_of[key] = len(self.state_of)
@@ -114,6 +121,7 @@ class HoleLexer:
             i for i, t in enumerate(terminals) if not t.ignored and t.example is not None
         ]
         self._closure_cache: dict[frozenset[int], frozenset[int]] = {}
+        self._compat_cache: dict[tuple[int, int], frozenset[int]] = {}
         self._reach: list[frozenset[int] | None] = [None] * dfa.n_states
         self.anywhere = frozenset({dfa.start, *dfa.reachable})
 
@@ -168,36 +176,63 @@ class HoleLexer:
         start = Place(0, 0)
         final = Place(last, len(chunks[last]))
         b.state(start)
-        b.state(final)
         hole_states = []
+        todo = [Place(i, 0) for i in range(last + 1)]
         for h in range(last):
             hp = Place(hole=h)
             hole_states.append(b.state(hp))
-            b.add(Place(h, len(chunks[h])), EPSILON, hp, 0, KIND_EPS_LINK, EPSILON)
             b.add(hp, EPSILON, Place(h + 1, 0), 0, KIND_EPS_LINK, EPSILON)
             for t in self.hole_terminals:
                 b.add(hp, t, hp, 1, KIND_HOLE, t)
-            self._run(b, cls, chunks, hp, h + 1, 0, self.anywhere)
-        todo = [(0, 0)] + [(i, 0) for i in range(1, last + 1)]
-        done: set[tuple[int, int]] = set()
+            todo += self._run(b, cls, chunks, hp, h + 1, 0, self.anywhere)
+        done: set[Place] = set()
         while todo:
-            i, k = todo.pop()
-            if (i, k) in done or k >= len(chunks[i]):
+            p = todo.pop()
+            if p.in_hole or p in done:
                 continue
-            done.add((i, k))
-            for end in self._run(b, cls, chunks, Place(i, k), i, k, None):
-                if not end.in_hole:
-                    todo.append((end.chunk, end.pos))
+            done.add(p)
+            if p.pos < len(chunks[p.chunk]):
+                todo += self._run(b, cls, chunks, p, p.chunk, p.pos, None)
+            elif p.chunk < last:
+                b.add(p, EPSILON, Place(hole=p.chunk), 0, KIND_EPS_LINK, EPSILON)
+        finals = [b.state_of[key] for key in b.state_of if key[:3] == (last, final.pos, -1)]
         return LexemeNFA(
             n_states=len(b.state_of),
             edges=b.edges,
             starts=[b.state(start)],
-            finals=[b.state(final)],
+            finals=finals,
             kinds=b.kinds,
             terms=b.terms,
             spans=b.spans,
             hole_states=hole_states,
         )
+
+    def _compatible(self, kill: int, s: int) -> frozenset[int]:
+        """Terminals t such that some string v takes `s` to an accept labelled t while the
+        run in state `kill` reads v without reaching an accept (it may die, or end killable)."""
+        key = (kill, s)
+        got = self._compat_cache.get(key)
+        if got is not None:
+            return got
+        trans, accept, killable = self.dfa.trans, self.dfa.accept, self.dfa.killable
+        out: set[int] = set()
+        seen = {(s, kill)}
+        stack = [(s, kill)]
+        while stack:
+            x, kx = stack.pop()
+            if accept[x] >= 0 and (kx < 0 or killable[kx]):
+                out.add(accept[x])
+            for c, y in enumerate(trans[x]):
+                if y < 0:
+                    continue
+                ky = trans[kx][c] if kx >= 0 else -1
+                if ky >= 0 and accept[ky] >= 0:
+                    continue
+                if (y, ky) not in seen:
+                    seen.add((y, ky))
+                    stack.append((y, ky))
+        got = self._compat_cache[key] = frozenset(out)
+        return got
 
     def _run(
         self,
@@ -219,15 +254,16 @@ class HoleLexer:
         trans, accept, alive, killable = dfa.trans, dfa.accept, dfa.alive, dfa.killable
         last = len(chunks) - 1
         ends: list[Place] = []
+        kill = origin.kill  # binds only while we stay in the origin's chunk
 
         def emit(label: int, end: Place) -> None:
             lab = EPSILON if label in self.ignored else label
             b.add(origin, lab, end, 0, KIND_LEXEME, label)
             ends.append(end)
 
-        # cur: state -> labels of accepts seen earlier whose munch is still undecided,
-        # each with its position (chunk, pos). A pending accept dies when its state reaches
-        # a later accept, is confirmed when its state dies.
+        # cur: state -> accepts seen earlier whose munch is still undecided, as
+        # (label, chunk, pos). A pending accept dies when its state reaches a later accept,
+        # and is confirmed when its state dies.
         cur: dict[int, list[tuple[int, int, int]]] = {}
         for s in {dfa.start} if states is None else states:
             cur[s] = []
@@ -240,16 +276,12 @@ class HoleLexer:
                 nxt: dict[int, list[tuple[int, int, int]]] = {}
                 for s, pend in cur.items():
                     y = trans[s][c]
-                    if y < 0:
+                    if y < 0 or not alive[y]:
                         for lab, ci, cp in pend:
-                            emit(lab, Place(ci, cp))
+                            emit(lab, Place(ci, cp, kill=kill if ci == origin.chunk else -1))
                         continue
                     if accept[y] >= 0:
                         pend = [(accept[y], i, k)]
-                    elif not alive[y]:
-                        for lab, ci, cp in pend:
-                            emit(lab, Place(ci, cp))
-                        continue
                     old = nxt.get(y)
                     if old is None:
                         nxt[y] = list(pend)
@@ -262,15 +294,20 @@ class HoleLexer:
             if i == last:
                 for pend in cur.values():
                     for lab, ci, cp in pend:
-                        emit(lab, Place(ci, cp))
+                        emit(lab, Place(ci, cp, kill=kill if ci == origin.chunk else -1))
                 return ends
             hole = Place(hole=i)
             labels: set[int] = set()
             for s, pend in cur.items():
+                # The filling may stop this run; then the lexeme ends at the pending accept
+                # and the filling carries the obligation to stop it.
                 if killable[s]:
                     for lab, ci, cp in pend:
-                        emit(lab, Place(ci, cp))
-                labels |= alive[s]
+                        emit(lab, Place(ci, cp, kill=s))
+                if kill >= 0 and origin.chunk == i:
+                    labels |= self._compatible(kill, s)
+                else:
+                    labels |= alive[s]
             if not (origin.chunk == i and origin.pos == k):  # consumed something
                 for lab in labels:
                     emit(lab, hole)

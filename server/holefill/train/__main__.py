@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probe-fp32", action="store_true", help="probe bf16 and fp32 both")
     p.add_argument("--sizes", default="192x4,256x4,256x6,320x6")
     # data
-    p.add_argument("--sources", default="stdlib,site", help="comma list of stdlib,site,cpp")
+    p.add_argument("--sources", default="stdlib,site,cpp", help="comma list of stdlib,site,cpp")
     p.add_argument("--cpp-share", type=float, default=0.1)
     p.add_argument("--max-train-chars", type=int, default=120_000_000)
     p.add_argument("--valid-percent", type=float, default=2.0)

@@ -10,7 +10,8 @@ Each file gets a stable key (``<source>/<relative path>``); the validation split
 of that key, so a file is either entirely in training or entirely held out. Files are filtered
 (size, generated-code markers, minified/data-like content, non-UTF-8) and deduplicated by content
 hash. The file list is sorted and then shuffled with a fixed seed, and read until a character budget
-is reached, so the same machine with the same installed packages always yields the same corpus.
+is reached (standard library first, then C/C++ headers, then installed packages), so the same
+machine with the same installed packages always yields the same corpus.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ GENERATED_MARKERS = (
     "automatically generated",
     "@generated",
 )
+
+SOURCE_PRIORITY = {"stdlib": 0, "cpp": 1, "site": 2}
 
 CPP_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cc", ".cpp", ".cxx", ".tcc", ""}
 
@@ -158,6 +161,9 @@ def load_corpus(
     files = list_files(sources)
     rng = random.Random(seed)
     rng.shuffle(files)
+    # the standard library first (the code holefill is evaluated on), then the C/C++ headers
+    # (capped by cpp_share), then installed packages until the budget is reached
+    files.sort(key=lambda f: SOURCE_PRIORITY.get(f.source, 9))
     corpus = Corpus()
     seen: set[bytes] = set()
     n_train = n_valid = n_cpp = 0

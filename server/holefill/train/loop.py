@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -47,6 +48,7 @@ def prepare(args) -> dict:
         "max_train_chars": args.max_train_chars,
         "chunk_chars": args.chunk_chars,
         "cpp_share": args.cpp_share,
+        "order": "stdlib-cpp-site",
     }
     if cache.exists():
         with cache.open("rb") as f:
@@ -82,7 +84,6 @@ def prepare(args) -> dict:
         "train_chunks": train_chunks,
         "valid_chunks": valid_chunks,
         "valid_files": [(f.key, t) for f, t in zip(corpus.valid, corpus.valid_texts, strict=True)],
-        "train_texts_for_tokenizer": None,
     }
     tok_dir = work / "tokenizer"
     log(f"corpus: {stats}; training tokenizer (vocab {args.vocab})")
@@ -188,10 +189,8 @@ def train(args) -> Path:
     import torch
 
     torch.set_num_threads(1)
-    try:
+    with contextlib.suppress(RuntimeError):
         torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
     from transformers import LlamaForCausalLM
 
     t_start = time.time()

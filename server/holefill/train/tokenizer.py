@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def train_tokenizer(
     seed: int = 0,
     model_max_length: int = 1024,
 ):
-    """Train on a seeded sample of ``texts`` and save a ``PreTrainedTokenizerFast`` to ``out_dir``."""
+    """Train on a seeded sample of ``texts``; save a ``PreTrainedTokenizerFast`` to ``out_dir``."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -63,7 +64,23 @@ def train_tokenizer(
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(str(out_dir))
+    _portable_config(out_dir / "tokenizer_config.json")
     return fast
+
+
+def _portable_config(path: Path) -> None:
+    """Write the tokenizer config in the form both transformers 4.x and 5.x read."""
+    cfg = json.loads(path.read_text())
+    cfg["tokenizer_class"] = "PreTrainedTokenizerFast"
+    extra = cfg.pop("extra_special_tokens", None)
+    if isinstance(extra, list):
+        cfg["additional_special_tokens"] = extra
+    cfg["added_tokens_decoder"] = {
+        str(i): {"content": t, "lstrip": False, "normalized": False, "rstrip": False,
+                 "single_word": False, "special": True}
+        for i, t in enumerate(SPECIAL_TOKENS)
+    }
+    path.write_text(json.dumps(cfg, indent=2) + "\n")
 
 
 def load_tokenizer(path: Path):

@@ -1,0 +1,208 @@
+/*
+ * fuzz_driver.c -- a deterministic batch of random instances for sanitizer builds.
+ *
+ *   gcc -std=c99 -g -fsanitize=address,undefined -Inative native/hf_*.c native/tests/fuzz_driver.c
+ *   ./a.out [seed] [count]
+ *
+ * Random 2NF grammars and NFAs (ε edges, loops, several starts/finals, weights, sometimes
+ * heavy enough for the heap overflow queue, sometimes large enough to grow every map),
+ * run through one reused checker per grammar in both modes, with tiny budgets, and with
+ * malformed input.  Checks what can be checked without an oracle: both modes agree,
+ * witnesses chain from a start to a final, the minimum-weight mode is never heavier, a
+ * budget never flips YES/NO, and no block is leaked (through a swapped-in allocator).
+ * Prints the seed; exits non-zero on the first violation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "holefill.h"
+
+static uint64_t rng_state;
+
+static uint32_t rng(void) {
+  /* xorshift64* */
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return (uint32_t)((rng_state * UINT64_C(2685821657736338717)) >> 32);
+}
+
+static int32_t pick(int32_t lo, int32_t hi) { /* inclusive */
+  return lo + (int32_t)(rng() % (uint32_t)(hi - lo + 1));
+}
+
+/* A swapped-in allocator that counts its own blocks, to test hf_set_allocator. */
+static long custom_live;
+static void *custom_malloc(size_t n) { custom_live++; return malloc(n); }
+static void *custom_realloc(void *p, size_t n) { return realloc(p, n); }
+static void custom_free(void *p) { custom_live--; free(p); }
+
+#define FAIL(...)                                                  \
+  do {                                                             \
+    fprintf(stderr, "fuzz_driver: instance %d: ", instance);       \
+    fprintf(stderr, __VA_ARGS__);                                  \
+    fprintf(stderr, "\n");                                         \
+    exit(1);                                                       \
+  } while (0)
+
+enum { MAX_STATES = 80, MAX_EDGES = 600 };
+
+static int instance;
+static unsigned char eps[MAX_STATES][MAX_STATES]; /* ε-reachability, reflexive */
+
+static void eps_closure(int32_t n, const int32_t *edges, int32_t n_edges) {
+  memset(eps, 0, sizeof eps);
+  for (int32_t s = 0; s < n; s++) eps[s][s] = 1;
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int32_t i = 0; i < n_edges; i++) {
+      const int32_t *e = edges + 4 * i;
+      if (e[1] != -1) continue;
+      for (int32_t p = 0; p < n; p++)
+        if (eps[p][e[0]] && !eps[p][e[2]]) eps[p][e[2]] = changed = 1;
+    }
+  }
+}
+
+/* Checks the witness of the last run and returns its weight. */
+static uint64_t check_witness(HfChecker *chk, const int32_t *edges, const int32_t *starts,
+                              int32_t n_starts, const int32_t *finals, int32_t n_finals) {
+  size_t n = hf_checker_witness_len(chk);
+  int32_t ids[4096], ends[4096];
+  if (n > 4096) FAIL("witness too long for the driver: %zu", n);
+  if (hf_checker_witness(chk, ids, ends, n) != n) FAIL("witness copy short");
+  uint64_t weight = 0;
+  int32_t prev = -1;
+  for (size_t k = 0; k < n; k++) {
+    const int32_t *e = edges + 4 * ids[k];
+    if (e[1] < 0) FAIL("leaf %zu is an epsilon edge", k);
+    if (k == 0) {
+      int ok = 0;
+      for (int32_t i = 0; i < n_starts; i++) ok |= eps[starts[i]][e[0]];
+      if (!ok) FAIL("first leaf does not start near a start state");
+    } else if (e[0] != prev) {
+      FAIL("leaf %zu starts in %d, previous ended in %d", k, e[0], prev);
+    }
+    if (!eps[e[2]][ends[k]]) FAIL("leaf %zu end %d not ε-reachable from %d", k, ends[k], e[2]);
+    weight += (uint64_t)e[3];
+    prev = ends[k];
+  }
+  int ok = 0;
+  if (n == 0) {
+    for (int32_t i = 0; i < n_starts; i++)
+      for (int32_t j = 0; j < n_finals; j++) ok |= eps[starts[i]][finals[j]];
+  } else {
+    for (int32_t j = 0; j < n_finals; j++) ok |= finals[j] == prev;
+  }
+  if (!ok) FAIL("witness does not end in a final state");
+  HfStats stats;
+  hf_checker_stats(chk, &stats);
+  if (stats.weight != weight || stats.leaves != n) FAIL("stats disagree with witness");
+  return weight;
+}
+
+int main(int argc, char **argv) {
+  uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 12345;
+  int count = argc > 2 ? atoi(argv[2]) : 2000;
+  printf("fuzz_driver seed=%llu count=%d\n", (unsigned long long)seed, count);
+  rng_state = seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
+  hf_set_allocator(custom_malloc, custom_realloc, custom_free);
+
+  static int32_t binary[3 * 64], unary[2 * 32], nullable[8];
+  static int32_t edges[4 * MAX_EDGES], starts[4], finals[4];
+  char error[128];
+  int yes = 0, no = 0;
+
+  for (instance = 0; instance < count;) {
+    int big = rng() % 8 == 0;
+    int32_t n_t = pick(1, 4), n_v = n_t + pick(1, big ? 10 : 5);
+    int32_t n_bin = pick(0, big ? 40 : 10), n_un = pick(0, 8), n_null = pick(0, 3);
+    for (int32_t i = 0; i < n_bin; i++) {
+      binary[3 * i] = pick(n_t, n_v - 1);
+      binary[3 * i + 1] = pick(0, n_v - 1);
+      binary[3 * i + 2] = pick(0, n_v - 1);
+    }
+    for (int32_t i = 0; i < n_un; i++) {
+      unary[2 * i] = pick(n_t, n_v - 1);
+      unary[2 * i + 1] = i < 3 ? pick(0, n_t - 1) : pick(0, n_v - 1);
+    }
+    for (int32_t i = 0; i < n_null; i++) nullable[i] = pick(n_t, n_v - 1);
+    HfGrammar *g = hf_grammar_new(n_t, n_v, pick(n_t, n_v - 1), binary, (size_t)n_bin, unary,
+                                  (size_t)n_un, nullable, (size_t)n_null, error, sizeof error);
+    if (g == NULL) FAIL("valid grammar rejected: %s", error);
+    HfChecker *chk = hf_checker_new(g);
+    if (chk == NULL) FAIL("checker_new failed");
+
+    for (int round = 0; round < 4 && instance < count; round++, instance++) {
+      int32_t n = pick(1, big ? MAX_STATES : 8);
+      int32_t n_edges = pick(0, big ? MAX_EDGES : 20);
+      uint32_t scale = rng() % 5 == 0 ? 30000 : 1;
+      for (int32_t i = 0; i < n_edges; i++) {
+        int32_t *e = edges + 4 * i;
+        e[0] = pick(0, n - 1);
+        e[1] = pick(-1, n_t - 1);
+        e[2] = rng() % 3 == 0 ? e[0] : pick(0, n - 1);
+        e[3] = e[1] < 0 ? 0 : (int32_t)(scale * (uint32_t)pick(0, 2));
+      }
+      int32_t n_starts = pick(0, 3), n_finals = pick(0, 3);
+      for (int32_t i = 0; i < n_starts; i++) starts[i] = pick(0, n - 1);
+      for (int32_t i = 0; i < n_finals; i++) finals[i] = pick(0, n - 1);
+      eps_closure(n, edges, n_edges);
+
+      HfVerdict best = hf_checker_run(chk, n, edges, (size_t)n_edges, starts,
+                                      (size_t)n_starts, finals, (size_t)n_finals, NULL, 1,
+                                      NULL, NULL);
+      if (best != HF_YES && best != HF_NO) FAIL("min mode verdict %d", (int)best);
+      uint64_t w_best = best == HF_YES
+                            ? check_witness(chk, edges, starts, n_starts, finals, n_finals)
+                            : 0;
+      HfVerdict fast = hf_checker_run(chk, n, edges, (size_t)n_edges, starts,
+                                      (size_t)n_starts, finals, (size_t)n_finals, NULL, 0,
+                                      NULL, NULL);
+      if (fast != best) FAIL("modes disagree: %d vs %d", (int)fast, (int)best);
+      if (fast == HF_YES) {
+        uint64_t w_fast = check_witness(chk, edges, starts, n_starts, finals, n_finals);
+        if (w_fast < w_best) FAIL("fast witness %llu lighter than min %llu",
+                                  (unsigned long long)w_fast, (unsigned long long)w_best);
+      }
+      yes += best == HF_YES;
+      no += best == HF_NO;
+
+      HfLimits tiny = {(uint64_t)pick(1, 50), (uint64_t)pick(1, 50)};
+      HfVerdict limited = hf_checker_run(chk, n, edges, (size_t)n_edges, starts,
+                                         (size_t)n_starts, finals, (size_t)n_finals, &tiny,
+                                         (int)(rng() % 2), NULL, NULL);
+      if (limited != HF_UNKNOWN && limited != best)
+        FAIL("budgeted run answered %d, full run %d", (int)limited, (int)best);
+
+      if (n_edges > 0 && rng() % 4 == 0) {
+        int32_t *e = edges + 4 * pick(0, n_edges - 1);
+        int32_t saved[4];
+        memcpy(saved, e, sizeof saved);
+        switch (rng() % 4) {
+          case 0: e[1] = n_t + pick(0, 3); break;
+          case 1: e[2] = n + pick(0, 3); break;
+          case 2: e[3] = -1 - pick(0, 5); break;
+          default: e[1] = -1; e[3] = 1; break;
+        }
+        HfVerdict bad = hf_checker_run(chk, n, edges, (size_t)n_edges, starts,
+                                       (size_t)n_starts, finals, (size_t)n_finals, NULL, 1,
+                                       NULL, NULL);
+        if (bad != HF_ERROR || hf_checker_last_error(chk)[0] == '\0')
+          FAIL("malformed edge not reported (verdict %d)", (int)bad);
+        memcpy(e, saved, sizeof saved);
+      }
+    }
+    hf_checker_delete(chk);
+    hf_grammar_delete(g);
+  }
+  hf_checker_delete(NULL);
+  hf_grammar_delete(NULL);
+  if (hf_live_blocks() != 0 || custom_live != 0)
+    FAIL("leaked: %lld live blocks (custom allocator: %ld)", (long long)hf_live_blocks(),
+         custom_live);
+  hf_set_allocator(NULL, NULL, NULL);
+  printf("fuzz_driver ok: %d YES, %d NO\n", yes, no);
+  return 0;
+}

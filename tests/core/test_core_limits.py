@@ -1,0 +1,169 @@
+"""Budget, cancellation, bad input and memory accounting of the native core."""
+
+from __future__ import annotations
+
+import gc
+import time
+from array import array
+
+import pytest
+
+from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar, live_blocks
+from holefill.errors import CoreError
+
+# Terminals a=0, b=1, END=2; nonterminals S=3, X=4.
+#   S -> X END     X -> X X | a | b
+# END never occurs in the NFAs below, so the answer is NO, but only after charting every
+# span of the text with the (highly ambiguous) X: cubic work.
+A, B, END, S, X = 0, 1, 2, 3, 4
+
+
+def ambiguous_grammar() -> NativeGrammar:
+    return NativeGrammar(3, 5, S, [(S, X, END), (X, X, X)], [(X, A), (X, B)], [])
+
+
+def dense_nfa(n: int) -> tuple[int, array, list[int], list[int]]:
+    """A chain of n states over a/b where every 10th state is a Sigma*-loop hole."""
+    edges = array("i")
+    for s in range(n - 1):
+        edges.extend((s, s % 2, s + 1, 1))
+        if s % 10 == 0:
+            edges.extend((s, A, s, 1, s, B, s, 1))
+    return n, edges, [0], [n - 1]
+
+
+def test_small_step_budget_answers_unknown_quickly_never_no() -> None:
+    """Data: S -> X END, X -> X X | a | b against a 400-state a/b chain with loops (a NO
+    instance that needs millions of steps); max_steps=20,000 answers UNKNOWN in well under a
+    second, in both modes, and the steps counter stops at the budget."""
+    chk = NativeChecker(ambiguous_grammar())
+    n, edges, starts, finals = dense_nfa(400)
+    for want in (False, True):
+        t0 = time.perf_counter()
+        res = chk.run(n, edges, starts, finals, max_steps=20_000, want_witness=want)
+        assert time.perf_counter() - t0 < 1.0
+        assert res.verdict == CoreVerdict.UNKNOWN
+        assert res.witness is None
+        assert res.stats["steps"] == 20_001
+
+
+def test_small_item_budget_answers_unknown() -> None:
+    """Data: the same NO instance; max_items=500 answers UNKNOWN with at most 500 items."""
+    chk = NativeChecker(ambiguous_grammar())
+    res = chk.run(*dense_nfa(400), max_items=500)
+    assert res.verdict == CoreVerdict.UNKNOWN
+    assert res.stats["items"] <= 500
+
+
+def test_finished_search_on_small_instance_answers_no() -> None:
+    """Data: the same grammar on a 30-state chain: with the default budget the search ends
+    and answers NO (END never appears)."""
+    res = NativeChecker(ambiguous_grammar()).run(*dense_nfa(30))
+    assert res.verdict == CoreVerdict.NO
+
+
+def test_cancel_callback_returning_true_gives_cancelled() -> None:
+    """Data: the 400-state NO instance; a cancel callback that says yes at once gives
+    CANCELLED, one that says yes on its 3rd poll too (after a few thousand steps), and a
+    callback that raises re-raises its exception after the run."""
+    chk = NativeChecker(ambiguous_grammar())
+    inst = dense_nfa(400)
+    assert chk.run(*inst, cancel=lambda: True).verdict == CoreVerdict.CANCELLED
+    polls = []
+
+    def third_time() -> bool:
+        polls.append(1)
+        return len(polls) >= 3
+
+    res = chk.run(*inst, cancel=third_time)
+    assert res.verdict == CoreVerdict.CANCELLED
+    assert len(polls) == 3
+    assert 4096 <= res.stats["steps"] <= 3 * 4096
+
+    def boom() -> bool:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        chk.run(*inst, cancel=boom)
+    # A callback that never cancels does not change the answer.
+    assert chk.run(*dense_nfa(30), cancel=lambda: False).verdict == CoreVerdict.NO
+
+
+@pytest.mark.parametrize(
+    ("edges", "starts", "finals", "message"),
+    [
+        ([(0, 3, 1, 0)], [0], [1], "edges[1] (edge 0, label) = 3"),
+        ([(0, 0, 1, 0), (0, -2, 1, 0)], [0], [1], "edges[5] (edge 1, label) = -2"),
+        ([(0, 0, 7, 0)], [0], [1], "edges[2] (edge 0, to) = 7 is not a state"),
+        ([(-1, 0, 1, 0)], [0], [1], "edges[0] (edge 0, from) = -1 is not a state"),
+        ([(0, 0, 1, -1)], [0], [1], "edges[3] (edge 0, weight) = -1 is negative"),
+        ([(0, -1, 1, 2)], [0], [1], "epsilon edges must have weight 0"),
+        ([(0, 0, 1, 0)], [0, 2], [1], "starts[1] = 2 is not a state"),
+        ([(0, 0, 1, 0)], [0], [5], "finals[0] = 5 is not a state"),
+    ],
+)
+def test_bad_nfa_raises_core_error_naming_index_and_handle_stays_usable(
+    edges: list[tuple[int, int, int, int]], starts: list[int], finals: list[int], message: str
+) -> None:
+    """Data: a 2-state NFA with one malformed value per case (label, state, weight, start,
+    final); the CoreError names the array index, and the same checker then answers a valid
+    run (S -> a on 0 -a-> 1) with YES."""
+    g = NativeGrammar(2, 3, 2, [], [(2, 0)], [])
+    chk = NativeChecker(g)
+    with pytest.raises(CoreError) as info:
+        chk.run(2, edges, starts, finals)
+    assert message in str(info.value)
+    res = chk.run(2, [(0, 0, 1, 0)], [0], [1], want_witness=True)
+    assert res.verdict == CoreVerdict.YES
+    assert res.witness == [(0, 1)]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((2, 4, 1, [], [], []), "start = 1 is not a nonterminal"),
+        ((2, 4, 2, [(2, 0, 9)], [], []), "binary[2] = 9 is out of range"),
+        ((2, 4, 2, [(0, 2, 2)], [], []), "binary[0] = 0 is out of range [2, 4)"),
+        ((2, 4, 2, [], [(3, -1)], []), "unary[1] = -1 is out of range"),
+        ((2, 4, 2, [], [], [1]), "nullable[0] = 1 is not a nonterminal"),
+        ((3, 3, 2, [], [], []), "n_terminals < n_symbols"),
+    ],
+)
+def test_bad_grammar_raises_core_error_naming_index(args: tuple, message: str) -> None:
+    """Data: tiny grammars with one out-of-range symbol each."""
+    with pytest.raises(CoreError) as info:
+        NativeGrammar(*args)
+    assert message in str(info.value)
+
+
+def test_edges_accepted_as_flat_array_flat_list_or_tuples() -> None:
+    """Data: S -> a b on 0 -a-> 1 -b-> 2 given three ways; a ragged flat list is an error."""
+    chk = NativeChecker(NativeGrammar(2, 3, 2, [(2, 0, 1)], [], []))
+    for edges in (
+        array("i", [0, 0, 1, 0, 1, 1, 2, 0]),
+        [0, 0, 1, 0, 1, 1, 2, 0],
+        [(0, 0, 1, 0), (1, 1, 2, 0)],
+    ):
+        res = chk.run(3, edges, [0], [2], want_witness=True)
+        assert res.witness == [(0, 1), (1, 2)]
+    with pytest.raises(CoreError, match="quadruples"):
+        chk.run(3, [0, 0, 1], [0], [2])
+
+
+def test_live_blocks_return_to_baseline_after_deleting_everything() -> None:
+    """Data: grammars and checkers created, run (YES, NO, UNKNOWN, error) and closed; the
+    native live-block counter returns to its starting value."""
+    gc.collect()
+    before = live_blocks()
+    g = ambiguous_grammar()
+    chk = NativeChecker(g)
+    chk.run(*dense_nfa(40), want_witness=True)
+    chk.run(*dense_nfa(400), max_steps=5000)
+    with pytest.raises(CoreError):
+        chk.run(1, [(0, 9, 0, 0)], [0], [0])
+    assert live_blocks() > before
+    chk.close()
+    g.close()
+    del chk, g
+    gc.collect()
+    assert live_blocks() == before
