@@ -306,22 +306,38 @@ static int hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t 
   for (size_t i = 0; i < n_finals; i++)
     if ((flags[finals[i]] & HF_USEFUL) == HF_USEFUL) flags[finals[i]] |= HF_FINAL;
 
-  /* Start set = useful ε-closure of the useful starts. */
-  int32_t stamp = 0;
+  /* Start set = useful ε-closure of the useful starts: one multi-source flood over ε
+   * edges, with the HF_START flag as the visited mark. */
+  array_clear(&self->stack);
   for (size_t i = 0; i < n_starts; i++) {
     int32_t s = starts[i];
     if ((flags[s] & HF_USEFUL) != HF_USEFUL || (flags[s] & HF_START)) continue;
-    size_t base;
-    array_clear(&self->stack);
-    if (!hf_checker__closure(self, s, stamp++, edges, &base)) return HF_PREPARE_OOM;
-    for (size_t k = base; k < self->stack.size; k++) flags[self->stack.contents[k]] |= HF_START;
+    flags[s] |= HF_START;
+    if (!array_push(&self->stack, s)) return HF_PREPARE_OOM;
+  }
+  while (self->stack.size > 0) {
+    int32_t s = self->stack.contents[--self->stack.size];
+    for (int32_t k = self->out_start.contents[s]; k < self->out_start.contents[s + 1]; k++) {
+      const int32_t *e = edges + 4 * (size_t)self->out_list.contents[k];
+      if (e[1] != -1 || (flags[e[2]] & HF_START) || (flags[e[2]] & HF_USEFUL) != HF_USEFUL)
+        continue;
+      flags[e[2]] |= HF_START;
+      if (!array_push(&self->stack, e[2])) return HF_PREPARE_OOM;
+    }
   }
 
+  int32_t stamp = 0;
   /* Composed edges, grouped by target so that each closure is computed once. */
   array_clear(&self->edges);
   for (int32_t q = 0; q < n_states; q++) {
     int32_t first = self->in_start.contents[q], last = self->in_start.contents[q + 1];
-    if ((flags[q] & HF_USEFUL) != HF_USEFUL || first == last) continue;
+    if ((flags[q] & HF_USEFUL) != HF_USEFUL) continue;
+    bool has_terminal_in = false;
+    for (int32_t k = first; k < last && !has_terminal_in; k++) {
+      const int32_t *e = edges + 4 * (size_t)self->in_list.contents[k];
+      has_terminal_in = e[1] != -1 && (flags[e[0]] & HF_USEFUL) == HF_USEFUL;
+    }
+    if (!has_terminal_in) continue;
     size_t base = 0;
     array_clear(&self->stack);
     bool has_eps = false;

@@ -139,9 +139,9 @@ void hf_checker_delete(HfChecker *self);
  *          terminal id or -1 for ε; weight >= 0, and 0 for ε edges.  Loops and ε-cycles
  *          are allowed.
  * starts:  n_starts start states; finals: n_finals final states (duplicates allowed).
- * All arrays are borrowed for the duration of the call only.  States are 0..n_states-1,
- * and n_states may be at most 2^20 such that a packed item key fits in 64 bits (in
- * general: 2*bits(n_states) + bits(n_symbols) <= 64).
+ * All arrays are borrowed for the duration of the call only.  States are 0..n_states-1.
+ * An item (p, A, q) is packed into 64 bits, so 2*bits(n_states-1) + bits(n_symbols-1)
+ * must be <= 64 (e.g. 2^20 states with 2^24 symbols); larger inputs are HF_ERROR.
  * limits:  may be NULL (all defaults).
  * want_witness: 0 stops as soon as a goal item (s, S, f) -- s a start, f a final -- is
  *          discovered; non-zero stops when one is finalized, so the witness has minimum

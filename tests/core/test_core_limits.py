@@ -167,3 +167,22 @@ def test_live_blocks_return_to_baseline_after_deleting_everything() -> None:
     del chk, g
     gc.collect()
     assert live_blocks() == before
+
+
+def test_from_normal_accepts_a_normal_grammar_table() -> None:
+    """Data: a NormalGrammar for S -> "(" S ")" | eps (via S -> "(" X, X -> S ")"), checked
+    against the NFA of "( <hole> )" where the hole loops on both terminals with weight 1:
+    the minimum-weight witness is "( )" (the hole filled with nothing)."""
+    from holefill.grammar.tables import NormalGrammar, TerminalInfo
+
+    terminals = tuple(
+        TerminalInfo(name, name, name.strip('"'), 0, False, name.strip('"'))
+        for name in ('"("', '")"')
+    )
+    ng = NormalGrammar(terminals, ("s", "x"), 2, ((2, 0, 3), (3, 2, 1)), (), (2,))
+    chk = NativeChecker(NativeGrammar.from_normal(ng))
+    edges = [(0, 0, 1, 0), (1, -1, 2, 0), (2, 0, 2, 1), (2, 1, 2, 1), (2, -1, 3, 0), (3, 1, 4, 0)]
+    res = chk.run(5, edges, [0], [4], want_witness=True)
+    assert res.verdict == CoreVerdict.YES
+    assert res.witness == [(0, 3), (5, 4)]
+    assert res.stats["weight"] == 0

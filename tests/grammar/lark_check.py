@@ -24,10 +24,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token
-from lark.exceptions import LarkError
-from lark.lexer import Lexer, PatternStr
-
 ROOT = Path(__file__).resolve().parents[2]
 GRAMMARS = ROOT / "server" / "holefill" / "grammars"
 FIXTURES = ROOT / "tests" / "data" / "grammars"
@@ -38,36 +34,39 @@ class LexError(Exception):
     pass
 
 
-class MaximalMunchLexer(Lexer):
-    """holefill's lexing rule on top of Lark's terminal definitions."""
+def maximal_munch_lexer() -> type:
+    """A Lark lexer class that follows holefill's lexing rule (Lark is imported lazily)."""
+    from lark import Token
+    from lark.lexer import Lexer, PatternStr
 
-    def __init__(self, lexer_conf: Any) -> None:
-        self.ignore = set(lexer_conf.ignore)
-        self.terminals = []
-        for order, t in enumerate(lexer_conf.terminals):
-            rx = re.compile(t.pattern.to_regexp())
-            is_literal = isinstance(t.pattern, PatternStr)
-            # Sort key for ties (bigger wins): priority, literal over regex, earlier declared.
-            self.terminals.append((rx, t.name, (t.priority, is_literal, -order)))
+    class MaximalMunchLexer(Lexer):
+        def __init__(self, lexer_conf: Any) -> None:
+            self.ignore = set(lexer_conf.ignore)
+            self.terminals = []
+            for order, t in enumerate(lexer_conf.terminals):
+                rx = re.compile(t.pattern.to_regexp())
+                is_literal = isinstance(t.pattern, PatternStr)
+                # Tie-break key (bigger wins): priority, literal over regex, earlier declared.
+                self.terminals.append((rx, t.name, (t.priority, is_literal, -order)))
 
-    def lex(self, data: Any, parser_state: Any = None) -> Iterator[Token]:
-        # Lark hands a custom lexer either the text or a LexerState, depending on the signature.
-        text = data if isinstance(data, str) else data.text.text
-        pos, n = 0, len(text)
-        while pos < n:
-            best: tuple[int, tuple[int, bool, int], str] | None = None
-            for rx, name, key in self.terminals:
-                m = rx.match(text, pos)
-                if m and m.end() > pos:
-                    cand = (m.end(), key, name)
-                    if best is None or cand[:2] > best[:2]:
-                        best = cand
-            if best is None:
-                raise LexError(f"no lexeme at offset {pos}: {text[pos:pos + 20]!r}")
-            end, _, name = best
-            if name not in self.ignore:
-                yield Token(name, text[pos:end], start_pos=pos)
-            pos = end
+        def lex(self, data: Any, parser_state: Any = None) -> Iterator[Token]:
+            # Lark hands a custom lexer the text or a LexerState, depending on the signature.
+            text = data if isinstance(data, str) else data.text.text
+            pos, n = 0, len(text)
+            while pos < n:
+                best: tuple[int, tuple[int, bool, int], str] | None = None
+                for rx, name, key in self.terminals:
+                    m = rx.match(text, pos)
+                    if m and m.end() > pos and (best is None or (m.end(), key) > best[:2]):
+                        best = (m.end(), key, name)
+                if best is None:
+                    raise LexError(f"no lexeme at offset {pos}: {text[pos:pos + 20]!r}")
+                end, _, name = best
+                if name not in self.ignore:
+                    yield Token(name, text[pos:end], start_pos=pos)
+                pos = end
+
+    return MaximalMunchLexer
 
 
 def grammar_text(lang: str) -> str:
@@ -77,12 +76,16 @@ def grammar_text(lang: str) -> str:
 
 
 @cache
-def parser(lang: str) -> Lark:
-    return Lark(grammar_text(lang), parser="earley", lexer=MaximalMunchLexer, start="start")
+def parser(lang: str) -> Any:
+    from lark import Lark
+
+    return Lark(grammar_text(lang), parser="earley", lexer=maximal_munch_lexer(), start="start")
 
 
 def check(lang: str, text: str) -> str | None:
     """None if the grammar accepts `text`, else a one-line reason."""
+    from lark.exceptions import LarkError
+
     try:
         parser(lang).parse(text)
     except (LarkError, LexError) as e:

@@ -20,7 +20,7 @@ disagreements are reported as "lexdiff" and do not change the verdict.
 Usage (from the repository root):
   python tests/grammar/python_lark_check.py --fixtures
   python tests/grammar/python_lark_check.py --stdlib [--count 150] [--max-lines 300] [--seed 0]
-                                            [--time-cap 300] [--file-cap 30]
+                                            [--time-cap 300] [--file-cap 30] [--skip N]
   python tests/grammar/python_lark_check.py FILE...
 """
 
@@ -35,6 +35,7 @@ import random
 import re
 import signal
 import sys
+import sysconfig
 import time
 import token as tok
 import tokenize
@@ -44,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 GRAMMAR_PATH = ROOT / "server" / "holefill" / "grammars" / "python.lark"
 FIXTURES_PATH = ROOT / "tests" / "data" / "grammars" / "python.jsonl"
-STDLIB_DIR = Path(f"/root/.pyenv/versions/3.11.7/lib/python3.11")
+STDLIB_DIR = Path(sysconfig.get_paths()["stdlib"])
 
 LAYOUT = {tok.NEWLINE: "NEWLINE", tok.INDENT: "INDENT", tok.DEDENT: "DEDENT"}
 DROPPED = {tok.NL, tok.COMMENT, tok.ENCODING, tok.ENDMARKER}
@@ -168,8 +169,9 @@ class Checker:
                 return iter(data.tokens)
 
         self.grammar = grammar_path.read_text(encoding="utf-8")
+        # ambiguity="forest": a recognizer needs no tree, only the shared packed forest
         self.lark = Lark(to_lark(self.grammar), parser="earley", lexer=ListLexer,
-                         start="start", propagate_positions=False)
+                         start="start", ambiguity="forest")
         self.literal_type: dict[str, str] = {}
         for t in self.lark.terminals:
             if t.pattern.type == "str":
@@ -278,9 +280,12 @@ def grammar_expectation(row: dict) -> str:
     return row.get("grammar", row["expect"])
 
 
-def stdlib_sample(count: int, max_lines: int, seed: int) -> list[Path]:
+def stdlib_sample(count: int, max_lines: int, seed: int,
+                  stdlib_dir: Path = STDLIB_DIR) -> list[Path]:
+    """`count` files of at most `max_lines` lines, a seeded choice from the sorted list of the
+    standard library's .py files (site-packages excluded)."""
     files = []
-    for p in sorted(STDLIB_DIR.rglob("*.py")):
+    for p in sorted(stdlib_dir.rglob("*.py")):
         if "site-packages" in p.parts:
             continue
         try:
@@ -309,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, default=150)
     ap.add_argument("--max-lines", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--stdlib-dir", type=Path, default=STDLIB_DIR)
     ap.add_argument("--skip", type=int, default=0, help="skip the first N sample files")
     ap.add_argument("--time-cap", type=float, default=300.0, help="total seconds")
     ap.add_argument("--file-cap", type=int, default=30, help="seconds per file")
@@ -341,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
 
     paths: list[Path] = list(args.files)
     if args.stdlib:
-        paths += stdlib_sample(args.count, args.max_lines, args.seed)[args.skip:]
+        paths += stdlib_sample(args.count, args.max_lines, args.seed, args.stdlib_dir)[args.skip:]
     if paths:
         signal.signal(signal.SIGALRM, _alarm)
         passed = excluded = timeouts = lexbad = 0

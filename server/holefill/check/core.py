@@ -10,6 +10,9 @@ compiled `holefill._native`.
 Edges are int32 quadruples (from, label, to, weight), label -1 meaning epsilon. Pass them
 as a flat `array('i')` to avoid any per-element Python work; a sequence of 4-tuples or a
 flat sequence of ints is converted once. C errors become `CoreError`.
+
+cffi releases the GIL while the core runs, so checkers on different threads run in
+parallel; one checker must not be used by two threads at once.
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ way to lex it (under maximal munch, for some filling of the holes) is a path thr
 whose labels are terminal ids:
 
 - ``P(i, k)``: a lexeme boundary at code point ``k`` of chunk ``i``;
-- ``H(h)``: inside hole ``h``, between lexemes; it loops on every producible terminal (the
-  lexemes the filling adds, weight 1 each, so the shortest witness inserts the fewest).
+- ``H(h)``: inside hole ``h``, between lexemes; it loops on every producible terminal.
+
+Every lexeme with characters in a hole weighs 1, every lexeme of fixed text 0, so the lightest
+witness the core returns generates the fewest lexemes.
 
 A lexeme can start at a boundary or inside a hole, and end at a boundary or inside a hole,
 crossing any number of holes and whole chunks on the way. We find all of them by running the
@@ -257,8 +259,14 @@ class HoleLexer:
         kill = origin.kill  # binds only while we stay in the origin's chunk
 
         def emit(label: int, end: Place) -> None:
-            lab = EPSILON if label in self.ignored else label
-            b.add(origin, lab, end, 0, KIND_LEXEME, label)
+            # A lexeme with characters in a hole is generated text: it costs like one the
+            # hole holds whole, so the lightest witness prefers clean fillings. Ignored
+            # lexemes are epsilon edges, which weigh nothing.
+            if label in self.ignored:
+                b.add(origin, EPSILON, end, 0, KIND_LEXEME, label)
+            else:
+                touches = origin.in_hole or end.in_hole or end.chunk != origin.chunk
+                b.add(origin, label, end, int(touches), KIND_LEXEME, label)
             ends.append(end)
 
         # cur: state -> accepts seen earlier whose munch is still undecided, as

@@ -208,24 +208,38 @@ class Renderer:
             fills = self.lexeme_fill(items, term)
             if fills is None:
                 raise ValueError(f"cannot render lexeme {self.terminals[term].name}")
+            if self.terminals[term].ignored and not any(fills):
+                continue  # whitespace that merely touches the hole adds nothing
             last = len(holes) - 1
             for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
                 left = idx > 0 or not a.in_hole
                 right = idx < last or not b.in_hole
                 pieces[int(h)].append((text, left, right))  # type: ignore[call-overload]
-        return [_join(ps, sep) for ps in pieces]
+        return [
+            _join(ps, sep, _ends_blank(chunks[h]), _starts_blank(chunks[h + 1]))
+            for h, ps in enumerate(pieces)
+        ]
 
 
-def _join(ps: list[tuple[str, bool, bool]], sep: str) -> str:
-    """Join the pieces of one hole; separators keep free-standing lexemes apart."""
+def _ends_blank(text: str) -> bool:
+    return not text or text[-1].isspace()
+
+
+def _starts_blank(text: str) -> bool:
+    return not text or text[0].isspace()
+
+
+def _join(ps: list[tuple[str, bool, bool]], sep: str, blank_before: bool, blank_after: bool) -> str:
+    """Join the pieces of one hole; separators keep free-standing lexemes apart (none is
+    needed next to whitespace that the fixed text already has)."""
     if not ps:
-        return sep
+        return "" if blank_before or blank_after else sep
     out = []
     for j, (text, left, _) in enumerate(ps):
-        if not (j == 0 and left):
+        if j > 0 or not (left or blank_before):
             out.append(sep)
         out.append(text)
-    if not ps[-1][2]:
+    if not ps[-1][2] and not blank_after:
         out.append(sep)
     return "".join(out)
 

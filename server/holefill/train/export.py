@@ -27,6 +27,9 @@ def export_model(model, tokenizer, tok_dir: Path, out: Path) -> None:
         src = tok_dir / name
         if src.exists():
             shutil.copyfile(src, out / name)
+    for p in out.iterdir():
+        if p.is_file():
+            p.chmod(0o644)  # safetensors writes 0600; installed packages must be world-readable
 
 
 def shipped_bytes(out: Path) -> int:

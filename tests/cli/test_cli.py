@@ -1,0 +1,88 @@
+"""`holefill check` and `holefill grammar` as a user runs them: real files, exit codes, messages.
+
+Data: examples/holes.cpp and examples/holes.json (shipped), and files written to tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "holefill", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_check_fills_the_shipped_json_example_into_valid_json():
+    proc = run("check", str(ROOT / "examples" / "holes.json"))
+    assert proc.returncode == 0, proc.stderr
+    assert "completable: yes" in proc.stderr
+    json.loads(proc.stdout)
+
+
+def test_check_fills_the_shipped_cpp_example_with_every_fixed_character_kept():
+    proc = run("check", str(ROOT / "examples" / "holes.cpp"))
+    assert proc.returncode == 0, proc.stderr
+    original = (ROOT / "examples" / "holes.cpp").read_text()
+    # Filling only inserts: the fixed text appears in order in the output.
+    pos = 0
+    for chunk in original.split("<|hole|>"):
+        found = proc.stdout.find(chunk, pos)
+        assert found >= 0, chunk
+        pos = found + len(chunk)
+
+
+def test_check_says_no_with_exit_status_1(tmp_path):
+    f = tmp_path / "bad.json"
+    f.write_text("]<|hole|>")
+    proc = run("check", str(f))
+    assert proc.returncode == 1
+    assert "completable: no" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_unknown_language_is_a_clear_error(tmp_path):
+    f = tmp_path / "x.txt"
+    f.write_text("hello")
+    proc = run("check", str(f), "--language", "cobol")
+    assert proc.returncode == 2
+    assert "unknown language 'cobol'" in proc.stderr and "json" in proc.stderr
+
+
+def test_unknown_extension_asks_for_a_language(tmp_path):
+    f = tmp_path / "x.weird"
+    f.write_text("{}")
+    proc = run("check", str(f))
+    assert proc.returncode == 2
+    assert "--language" in proc.stderr
+
+
+def test_custom_hole_marker(tmp_path):
+    f = tmp_path / "x.json"
+    f.write_text('{"a": ??? }')
+    proc = run("check", str(f), "--hole-marker", "???")
+    assert proc.returncode == 0, proc.stderr
+    json.loads(proc.stdout)
+
+
+def test_exhausted_budget_answers_unknown_with_exit_status_3(tmp_path):
+    f = tmp_path / "x.cpp"
+    f.write_text("int main() { return <|hole|> }\n" * 20)
+    proc = run("check", str(f), "--max-steps", "50")
+    assert proc.returncode == 3
+    assert "unknown" in proc.stderr
+
+
+@pytest.mark.parametrize("language", ["json", "cpp"])
+def test_grammar_prints_the_normalized_size(language):
+    proc = run("grammar", language)
+    assert proc.returncode == 0, proc.stderr
+    assert "nonterminals" in proc.stdout and "productions" in proc.stdout
