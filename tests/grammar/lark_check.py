@@ -60,7 +60,7 @@ def maximal_munch_lexer() -> type:
                     if m and m.end() > pos and (best is None or (m.end(), key) > best[:2]):
                         best = (m.end(), key, name)
                 if best is None:
-                    raise LexError(f"no lexeme at offset {pos}: {text[pos:pos + 20]!r}")
+                    raise LexError(f"no lexeme at offset {pos}: {text[pos : pos + 20]!r}")
                 end, _, name = best
                 if name not in self.ignore:
                     yield Token(name, text[pos:end], start_pos=pos)

@@ -101,6 +101,7 @@ def stub_include(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def gpp_accepts(texts: Iterable[str], include: Path, cache: pytest.Cache) -> list[bool]:
     """g++'s verdict on each text (a whole translation unit), two compilers at a time."""
+    assert GPP is not None
     version = subprocess.run([GPP, "-dumpfullversion"], capture_output=True, text=True).stdout
     texts = list(texts)
 
@@ -174,7 +175,7 @@ def test_cpp_fixtures_agree_with_gpp(stub_include: Path, pytestconfig: pytest.Co
     """`g++ -std=c++17 -fsyntax-only` accepts exactly the C++ rows marked accept."""
     rows = fixture_rows("cpp")
     verdicts = gpp_accepts((r["text"] for r in rows), stub_include, pytestconfig.cache)
-    wrong = [r for r, ok in zip(rows, verdicts) if ok != (r["expect"] == "accept")]
+    wrong = [r for r, ok in zip(rows, verdicts, strict=True) if ok != (r["expect"] == "accept")]
     assert not wrong
 
 
@@ -247,7 +248,11 @@ def test_gpp_accepts_all_humaneval_tasks_at_once(
 def test_gpp_on_each_humaneval_task(stub_include: Path, pytestconfig: pytest.Config) -> None:
     """g++ accepts each task on its own, exactly as stored, except the known-broken ones."""
     verdicts = gpp_accepts(map(task_text, TASKS), stub_include, pytestconfig.cache)
-    wrong = [t["task_id"] for t, ok in zip(TASKS, verdicts) if ok == (t["task_id"] in KNOWN_BROKEN)]
+    wrong = [
+        t["task_id"]
+        for t, ok in zip(TASKS, verdicts, strict=True)
+        if ok == (t["task_id"] in KNOWN_BROKEN)
+    ]
     assert not wrong
 
 

@@ -91,6 +91,7 @@ class GrammarFile:
     ignore: list[Item] = field(default_factory=list)
     declare: dict[str, Pos] = field(default_factory=dict)
     soft: list[Lit] = field(default_factory=list)
+    layout: list[Item] = field(default_factory=list)
 
     def error(self, pos: Pos | None, message: str) -> GrammarError:
         return make_error(self.path, self.source, pos, message)
@@ -231,6 +232,12 @@ class _Parser:
                 raise self.g.error(t.pos, "expected a terminal name or a literal after %ignore")
             while self.peek().kind in ("NAME", "STRING", "REGEXP"):
                 self.g.ignore.append(self.atom())
+        elif name == "%layout":
+            t = self.peek()
+            if t.kind != "NAME":
+                raise self.g.error(t.pos, "expected terminal names after %layout")
+            while self.peek().kind == "NAME":
+                self.g.layout.append(self.atom())
         elif name == "%declare":
             t = self.peek()
             if t.kind != "NAME":
@@ -452,6 +459,11 @@ def check(g: GrammarFile) -> None:
                         raise g.error(it.pos, f"undefined rule {it.name}")
             elif isinstance(it, Range) and not d.terminal:
                 raise g.error(it.pos, "ranges \"a\"..\"z\" are only allowed in terminals")
+    for it in g.layout:
+        if not isinstance(it, Ref) or not is_terminal_name(it.name):
+            raise g.error(it.pos, "%layout takes terminal names")
+        if it.name not in g.terminals:
+            raise g.error(it.pos, f"undefined terminal {it.name}")
     for it in g.ignore:
         if isinstance(it, Ref):
             if not is_terminal_name(it.name):

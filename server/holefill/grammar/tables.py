@@ -27,6 +27,8 @@ class TerminalInfo:
     ignored:  True for `%ignore`d terminals (whitespace, comments): the lexer drops them.
     example:  a shortest string that the combined lexer DFA labels with this terminal
               (used to render witnesses); None for terminals no string can produce.
+    layout:   True for `%layout` terminals: lexemes the language's layout lexer consumes
+              (Python's raw newlines); no rule uses them and the generic lexer never emits them.
     """
 
     name: str
@@ -35,6 +37,7 @@ class TerminalInfo:
     priority: int
     ignored: bool
     example: str | None
+    layout: bool = False
 
 
 @dataclass(frozen=True)

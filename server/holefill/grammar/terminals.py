@@ -35,6 +35,7 @@ class TermSpec:
     pos: Pos
     ignored: bool = False
     declared: bool = False
+    layout: bool = False          # kept for the language's layout lexer, unused by rules
 
     def rank_key(self) -> tuple[int, int, int]:
         return (-self.priority, 0 if self.is_literal else 1, self.order)
@@ -77,7 +78,7 @@ class TerminalTable:
                     used_named.add(self._lit_alias[(it.text, it.icase)])
                 elif isinstance(it, Regex) and (it.pattern, it.flags) in self._re_alias:
                     used_named.add(self._re_alias[(it.pattern, it.flags)])
-        for it in g.ignore:
+        for it in g.ignore + g.layout:
             if isinstance(it, Ref):
                 used_named.add(it.name)
         for name in g.terminals:
@@ -98,6 +99,8 @@ class TerminalTable:
         for it in g.ignore:
             name = self.terminal_for(it)
             self.specs[name].ignored = True
+        for it in g.layout:
+            self.specs[self.terminal_for(it)].layout = True
         for lit in g.soft:
             if self.lit_terminal(lit) not in self.specs:
                 raise g.error(lit.pos, f"%soft literal {literal_name(lit.text)} is not used in "
@@ -322,7 +325,7 @@ def to_lexer_dfa(m: DFA) -> LexerDFA:
 
 def terminal_infos(terms: list[TermSpec], examples: dict[int, str]) -> tuple[TerminalInfo, ...]:
     return tuple(TerminalInfo(t.name, t.pattern, t.literal, t.priority, t.ignored,
-                              examples.get(i)) for i, t in enumerate(terms))
+                              examples.get(i), t.layout) for i, t in enumerate(terms))
 
 
 def check_error(g: GrammarFile, pos: Pos, msg: str) -> GrammarError:
