@@ -1,3 +1,5 @@
-from holefill.cli import main
 import sys
+
+from holefill.cli import main
+
 sys.exit(main())

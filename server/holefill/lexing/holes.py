@@ -120,7 +120,9 @@ class HoleLexer:
         self.terminals = terminals
         self.ignored = frozenset(i for i, t in enumerate(terminals) if t.ignored)
         self.hole_terminals = [
-            i for i, t in enumerate(terminals) if not (t.ignored or t.layout) and t.example is not None
+            i
+            for i, t in enumerate(terminals)
+            if not (t.ignored or t.layout) and t.example is not None
         ]
         self._closure_cache: dict[frozenset[int], frozenset[int]] = {}
         self._compat_cache: dict[tuple[int, int], frozenset[int]] = {}

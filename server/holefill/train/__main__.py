@@ -15,6 +15,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="work folder: corpus cache, tokenizer, checkpoints, log.csv")
     p.add_argument("--minutes", type=float, default=80.0, help="wall-clock limit of this run")
     p.add_argument("--resume", action="store_true", help="continue from WORK/ckpt.pt")
+    p.add_argument("--stop-at-step", type=int, default=0,
+                   help="save and stop after this step (the schedule is unchanged)")
     p.add_argument("--export-only", action="store_true",
                    help="export WORK/ckpt.pt to OUT with model card, plot and samples")
     p.add_argument("--no-card", action="store_true", help="skip the model card after training")

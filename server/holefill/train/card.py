@@ -101,6 +101,19 @@ def fill(model, tok, ids, prefix: str, suffix: str, ctx: int, max_new: int = 48)
     return tok.decode(gen, skip_special_tokens=True)
 
 
+def _parses(src: str) -> bool:
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(src)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def cpu_name() -> str:
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
@@ -136,9 +149,12 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
     tok_dir = work / "tokenizer"
     tok = AutoTokenizer.from_pretrained(str(tok_dir), local_files_only=True)
     from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.set_verbosity_error()
     model32 = LlamaForCausalLM(LlamaConfig.from_dict(ck["config"]))
     model32.load_state_dict(ck["model"])
+    model32.eval()
     export_model(model32, tok, tok_dir, out)
 
     # the shipped files, loaded the way users load them
@@ -155,18 +171,20 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
                         spm_rate=args["spm_rate"])
     val_rows = vstream.rows(args["val_rows"])
     val16 = evaluate(model, val_rows, args["batch"], False)
-    log(f"shipped fp16 model val loss {val16:.4f}")
+    val32 = evaluate(model32, val_rows, args["batch"], bool(args.get("bf16", True)))
+    log(f"val loss: checkpoint {val32:.4f} (as in training), shipped fp16 weights {val16:.4f}")
 
     rows = read_log(work / "log.csv")
     vals = [r for r in rows if r["val_loss"]]
-    final_val = float(vals[-1]["val_loss"])
+    final_val = val32
+    assert vals, "no validation loss logged"
     trains = [float(r["train_loss"]) for r in rows if r["train_loss"]]
     final_train = sum(trains[-5:]) / len(trains[-5:])
     plot_loss(rows, out / "loss.png",
               f"holefill default model ({meta['params'] / 1e6:.1f}M params), FIM objective")
 
     cuts = line_cuts(data["valid_files"], n_eval, seed=1234)
-    exact = first_line = 0
+    exact = first_line = parse_ok = parse_n = 0
     shown: list[tuple[dict, str]] = []
     for i, c in enumerate(cuts):
         got = fill(model, tok, ids, c["prefix"], c["suffix"], args["ctx"])
@@ -174,9 +192,13 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
             exact += 1
         if (got.splitlines() or [""])[0].strip() == c["middle"]:
             first_line += 1
+        if _parses(c["prefix"] + c["middle"] + c["suffix"]):
+            parse_n += 1
+            parse_ok += _parses(c["prefix"] + got + c["suffix"])
         if i < n_show:
             shown.append((c, got))
-    log(f"line fills: exact {exact}/{len(cuts)}, first line {first_line}/{len(cuts)}")
+    log(f"line fills: exact {exact}/{len(cuts)}, first line {first_line}/{len(cuts)}, "
+        f"file still parses {parse_ok}/{parse_n}")
 
     (out / "heldout_files.txt").write_text(
         "# files held out from training (validation split by hash of path); evaluate on these\n"
@@ -208,14 +230,15 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
     w(f"| training | {steps_done} steps (of {steps_planned} scheduled) x {args['batch']} x "
       f"{args['ctx']} tokens = {ck['tokens'] / 1e6:.2f}M tokens, {ck['train_seconds'] / 60:.0f} "
       f"min ({hours:.2f} h) |")
-    w(f"| hardware | 1 CPU thread (`torch.set_num_threads(1)`, `nice -n 10`) of a {cpu_name()}, "
-      "2 vCPUs shared with other jobs; bf16 autocast with fp32 master weights; no GPU |")
+    w(f"| hardware | CPU only: 1 thread (`torch.set_num_threads(1)`, `nice -n 10`) on {cpu_name()}"
+      " (2 vCPUs shared with other jobs); bf16 autocast with fp32 master weights; no GPU |")
     w(f"| final train loss | {final_train:.3f} nats/token (mean of the last 50 steps) |")
-    w(f"| final validation loss | {final_val:.3f} nats/token (fp32 checkpoint); {val16:.3f} with "
-      "the shipped fp16 weights |")
+    w(f"| final validation loss | {final_val:.3f} nats/token (final checkpoint, as in training);"
+      f" {val16:.3f} with the shipped fp16 weights (fp32 compute) |")
     pct = 100 * exact / max(1, len(cuts))
     w(f"| held-out single-line fills | exact match {exact}/{len(cuts)} ({pct:.0f}%), "
-      f"first generated line equal {first_line}/{len(cuts)}; greedy, unconstrained |")
+      f"first generated line equal {first_line}/{len(cuts)}; file still parses (`ast.parse`)"
+      f" {parse_ok}/{parse_n}; greedy, unconstrained |")
     w(f"| software | torch {meta.get('torch', '?')}, transformers, tokenizers; Python "
       f"{platform.python_version()} |")
     w("")
@@ -239,7 +262,10 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
       f"characters (training saw {ck['tokens'] / 1e6:.1f}M tokens, less than one pass). Corpus "
       f"fingerprints (hash of the file list): train `{st['train_fingerprint']}`, validation "
       f"`{st['valid_fingerprint']}`. Files are cut at line boundaries into chunks of at most "
-      f"{args.get('chunk_chars', 1600)} characters (about one context).\n")
+      f"{args.get('chunk_chars', 1600)} characters (about one context). The tokenizer is a"
+      f" byte-level BPE ({len(tok)} tokens, the five special tokens first) trained with"
+      f" `tokenizers` on a seeded {args.get('tokenizer_sample_chars', 0) / 1e6:.0f}M-character"
+      " sample of the training files.\n")
     w("Note: the validation files are held out from *this* model only; an evaluation that samples"
       " arbitrary standard-library files will include files the model was trained on. Use"
       " `heldout_files.txt` for an uncontaminated sample.\n")
@@ -284,6 +310,8 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
     w("From the repository root (the corpus depends on the Python version and on the installed"
       " packages; the fingerprints above tell whether you read the same files; bf16 CPU kernels"
       " may differ across CPUs):\n")
+    w("`--work` may be any folder (corpus cache, tokenizer, checkpoints, `log.csv`); `--out`"
+      " defaults to this folder.\n")
     w("```sh\npip install -e '.[model,train]'   # torch==2.13.0 (CPU wheel)\n")
     for cmd in meta["commands"]:
         w(f"PYTHONPATH=server nice -n 10 {cmd}")

@@ -16,7 +16,6 @@ def export_model(model, tokenizer, tok_dir: Path, out: Path) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     half = copy.deepcopy(model).to(torch.float16).eval()
-    half.config.torch_dtype = "float16"
     half.save_pretrained(str(out), safe_serialization=True)
     ids = tokenizer.convert_tokens_to_ids(["<|endoftext|>", "<fim_pad>"])
     GenerationConfig(

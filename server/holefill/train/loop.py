@@ -288,6 +288,9 @@ def train(args) -> Path:
         if time.time() > deadline:
             log("time limit reached")
             break
+        if args.stop_at_step and step >= args.stop_at_step:
+            log(f"stopping at step {step} as asked (--stop-at-step); --resume continues")
+            break
         t0 = time.time()
         lr = lr_at(step, args)
         for g in opt.param_groups:
