@@ -72,6 +72,10 @@ class LexemeNFA:
     terms: list[int] = field(default_factory=list)  # the terminal, also for epsilon edges
     spans: list[tuple[Place, Place]] = field(default_factory=list)
     hole_states: list[int] = field(default_factory=list)
+    # A layout lexer's NFA is built over a raw one: `raw_edge[e]` is the raw edge that edge e
+    # stands for (-1 for layout tokens and hole loops).
+    raw: LexemeNFA | None = None
+    raw_edge: list[int] = field(default_factory=list)
 
     @property
     def n_edges(self) -> int:
