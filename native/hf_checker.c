@@ -6,11 +6,15 @@
  *   2. trim it: keep states reachable from a start AND co-reachable to a final, using only
  *      ε edges and edges whose terminal occurs in some production (others can never be
  *      part of a word of L(G));
- *   3. eliminate ε: every terminal edge p -t-> q becomes p -t-> q' for each q' in the
- *      ε-closure of q, and the start set becomes the ε-closure of the starts;
+ *   3. eliminate ε: every terminal edge p -t-> q of weight w becomes p -t-> q' of weight
+ *      w + d(q, q') for each q' ε-reachable from q, d being the lightest ε-path weight; the
+ *      start set becomes the states ε-reachable from a start, each with its offset
+ *      d(starts, s);
  *   4. Knuth/Dijkstra over items (p, A, q): seed with terminal items (one per composed
  *      edge) and nullable items (p, A, p); pop the lightest, finalize it, index it, and
- *      combine it with finalized partners only.
+ *      combine it with finalized partners only.  A goal item (s, S, f) costs
+ *      offset(s) + weight; since offsets are not part of item weights, the lightest goal
+ *      is known once the popped weight reaches the best goal total found so far.
  * Nothing is |Q|^2-sized: items live in a hash map keyed by the packed triple, and the
  * finalized ones are threaded into two lists, by (p, A) and by (q, A).
  */
@@ -53,8 +57,11 @@ typedef struct HfQueueEntry {
 
 typedef struct HfHeapEntry {
   uint64_t weight;
-  int32_t item;
+  int32_t id; /* an item (search queue) or a state (ε-distances) */
 } HfHeapEntry;
+
+typedef Array(HfHeapEntry) HfHeap;
+typedef Array(uint64_t) HfUint64Array;
 
 /* Per-state flags. */
 enum { HF_REACH = 1, HF_COREACH = 2, HF_START = 4, HF_FINAL = 8 };
@@ -69,7 +76,11 @@ struct HfChecker {
   HfByteArray state_flags;
   HfInt32Array out_start, out_list; /* edge indices by from-state (CSR)        */
   HfInt32Array in_start, in_list;   /* edge indices by to-state (CSR)          */
-  HfInt32Array closure_mark;        /* DFS visit stamps                        */
+  HfInt32Array closure_mark;        /* ε-distance stamps: closure_dist[s] is
+                                       valid when closure_mark[s] is the stamp */
+  HfUint64Array closure_dist;       /* lightest ε-path weight from the sources */
+  HfUint64Array start_dist;         /* offset of each HF_START state           */
+  HfHeap eps_heap;                  /* Dijkstra queue of the ε-distances       */
   HfInt32Array stack;
   Array(HfEdge) edges;              /* composed terminal edges                 */
 
@@ -80,7 +91,7 @@ struct HfChecker {
   HfMap right_index; /* packed (q, sym) -> first finalized item ending at q   */
   HfInt32Array buckets;          /* weight -> first queue entry, or -1 */
   Array(HfQueueEntry) entries;
-  Array(HfHeapEntry) heap;
+  HfHeap heap;
   size_t cursor;                 /* lightest possibly non-empty bucket */
 
   /* Result. */
@@ -93,7 +104,8 @@ typedef struct HfRun {
   int32_t start_sym;
   uint64_t max_items;
   int want_witness;
-  int32_t goal; /* item index of a goal item once found, else -1 */
+  int32_t goal; /* item index of the lightest goal item found so far, else -1 */
+  uint64_t best; /* its total weight, start offset included (valid when goal >= 0) */
 } HfRun;
 
 /* ---- lifecycle ------------------------------------------------------------------------ */
@@ -110,6 +122,9 @@ HfChecker *hf_checker_new(const HfGrammar *grammar) {
   array_init(&self->in_start);
   array_init(&self->in_list);
   array_init(&self->closure_mark);
+  array_init(&self->closure_dist);
+  array_init(&self->start_dist);
+  array_init(&self->eps_heap);
   array_init(&self->stack);
   array_init(&self->edges);
   array_init(&self->items);
@@ -132,6 +147,9 @@ void hf_checker_delete(HfChecker *self) {
   array_destroy(&self->in_start);
   array_destroy(&self->in_list);
   array_destroy(&self->closure_mark);
+  array_destroy(&self->closure_dist);
+  array_destroy(&self->start_dist);
+  array_destroy(&self->eps_heap);
   array_destroy(&self->stack);
   array_destroy(&self->edges);
   array_destroy(&self->items);
@@ -182,11 +200,6 @@ static HfVerdict hf_checker__validate(HfChecker *self, int32_t n_states, const i
     if (e[3] < 0)
       return hf_checker__fail(self, "edges[%zu] (edge %zu, weight) = %d is negative",
                               4 * i + 3, i, (int)e[3]);
-    if (e[1] == -1 && e[3] != 0)
-      return hf_checker__fail(self,
-                              "edges[%zu] (edge %zu, weight) = %d: epsilon edges must have "
-                              "weight 0",
-                              4 * i + 3, i, (int)e[3]);
   }
   for (size_t i = 0; i < n_starts; i++)
     if (starts[i] < 0 || starts[i] >= n_states)
@@ -197,6 +210,42 @@ static HfVerdict hf_checker__validate(HfChecker *self, int32_t n_states, const i
       return hf_checker__fail(self, "finals[%zu] = %d is not a state [0, %d)", i,
                               (int)finals[i], (int)n_states);
   return HF_YES;
+}
+
+/* ---- binary heap (min on weight) --------------------------------------------------------
+ * Used for ε-distances and, in the search, for weights too heavy for the bucket queue. */
+
+static bool hf_heap__push(HfHeap *self, uint64_t weight, int32_t id) {
+  HfHeapEntry entry = {weight, id};
+  if (!array_push(self, entry)) return false;
+  HfHeapEntry *h = self->contents;
+  size_t i = self->size - 1;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (h[parent].weight <= weight) break;
+    h[i] = h[parent];
+    i = parent;
+  }
+  h[i] = entry;
+  return true;
+}
+
+/* Removes and returns the lightest entry; the heap must not be empty. */
+static HfHeapEntry hf_heap__pop(HfHeap *self) {
+  HfHeapEntry *h = self->contents;
+  HfHeapEntry top = h[0];
+  HfHeapEntry last = h[--self->size];
+  size_t n = self->size, i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && h[child + 1].weight < h[child].weight) child++;
+    if (last.weight <= h[child].weight) break;
+    h[i] = h[child];
+    i = child;
+  }
+  if (n > 0) h[i] = last;
+  return top;
 }
 
 /* ---- NFA preprocessing ----------------------------------------------------------------- */
@@ -250,29 +299,46 @@ static bool hf_checker__flood(HfChecker *self, const int32_t *seeds, size_t n_se
   return true;
 }
 
-/* Pushes the useful ε-closure of `from` onto self->stack's tail region starting at
- * `base`; visit stamps in closure_mark avoid an O(|Q|) reset per closure. */
-static bool hf_checker__closure(HfChecker *self, int32_t from, int32_t stamp,
-                                const int32_t *edges, size_t *base_out) {
+/* Lightest ε-path weights from `sources` (all at distance 0) to every useful state they
+ * ε-reach, by Dijkstra over the ε edges.  On return self->stack holds those states (each
+ * once, sources included) and closure_dist[s] their distances.  Closures are usually a
+ * handful of states, so the marks are stamped (closure_mark[s] == stamp means
+ * closure_dist[s] is set in this call) instead of reset per call. */
+static bool hf_checker__eps_distances(HfChecker *self, const int32_t *sources,
+                                      size_t n_sources, int32_t stamp, const int32_t *edges) {
   int32_t *mark = self->closure_mark.contents;
+  uint64_t *dist = self->closure_dist.contents;
   const uint8_t *flags = self->state_flags.contents;
   const int32_t *out_start = self->out_start.contents;
   const int32_t *out_list = self->out_list.contents;
-  size_t base = self->stack.size;
-  /* The stack region [base, size) is the result; `scan` walks it as a BFS queue. */
-  mark[from] = stamp;
-  if (!array_push(&self->stack, from)) return false;
-  for (size_t scan = base; scan < self->stack.size; scan++) {
-    int32_t s = self->stack.contents[scan];
+  HfHeap *heap = &self->eps_heap;
+  array_clear(&self->stack);
+  array_clear(heap);
+  for (size_t i = 0; i < n_sources; i++) {
+    int32_t s = sources[i];
+    if ((flags[s] & HF_USEFUL) != HF_USEFUL || mark[s] == stamp) continue;
+    mark[s] = stamp;
+    dist[s] = 0;
+    if (!hf_heap__push(heap, 0, s)) return false;
+  }
+  while (heap->size > 0) {
+    HfHeapEntry top = hf_heap__pop(heap);
+    int32_t s = top.id;
+    /* Stale entry: s was pushed again with a lower distance (pushes only on a strict
+     * decrease, so exactly one entry per state settles it). */
+    if (top.weight != dist[s]) continue;
+    if (!array_push(&self->stack, s)) return false;
     for (int32_t k = out_start[s]; k < out_start[s + 1]; k++) {
       const int32_t *e = edges + 4 * (size_t)out_list[k];
-      if (e[1] != -1 || mark[e[2]] == stamp || (flags[e[2]] & HF_USEFUL) != HF_USEFUL)
-        continue;
-      mark[e[2]] = stamp;
-      if (!array_push(&self->stack, e[2])) return false;
+      int32_t t = e[2];
+      if (e[1] != -1 || (flags[t] & HF_USEFUL) != HF_USEFUL) continue;
+      uint64_t d = top.weight + (uint64_t)e[3];
+      if (mark[t] == stamp && dist[t] <= d) continue;
+      mark[t] = stamp;
+      dist[t] = d;
+      if (!hf_heap__push(heap, d, t)) return false;
     }
   }
-  *base_out = base;
   return true;
 }
 
@@ -285,6 +351,8 @@ static int hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t 
                                const int32_t *finals, size_t n_finals, uint64_t max_edges) {
   if (!array_resize(&self->state_flags, (size_t)n_states)) return HF_PREPARE_OOM;
   if (!array_resize(&self->closure_mark, (size_t)n_states)) return HF_PREPARE_OOM;
+  if (!array_resize(&self->closure_dist, (size_t)n_states)) return HF_PREPARE_OOM;
+  if (!array_resize(&self->start_dist, (size_t)n_states)) return HF_PREPARE_OOM;
   memset(self->state_flags.contents, 0, (size_t)n_states);
   memset(self->closure_mark.contents, 0xff, (size_t)n_states * sizeof(int32_t));
   if (!hf_checker__edge_csr(self, &self->out_start, &self->out_list, n_states, edges,
@@ -306,27 +374,17 @@ static int hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t 
   for (size_t i = 0; i < n_finals; i++)
     if ((flags[finals[i]] & HF_USEFUL) == HF_USEFUL) flags[finals[i]] |= HF_FINAL;
 
-  /* Start set = useful ε-closure of the useful starts: one multi-source flood over ε
-   * edges, with the HF_START flag as the visited mark. */
-  array_clear(&self->stack);
-  for (size_t i = 0; i < n_starts; i++) {
-    int32_t s = starts[i];
-    if ((flags[s] & HF_USEFUL) != HF_USEFUL || (flags[s] & HF_START)) continue;
+  /* Start set = useful states ε-reachable from a useful start, each with its offset (the
+   * lightest ε-path from any start): one multi-source Dijkstra. */
+  int32_t stamp = 0;
+  if (!hf_checker__eps_distances(self, starts, n_starts, stamp++, edges)) return HF_PREPARE_OOM;
+  uint64_t *dist = self->closure_dist.contents;
+  for (size_t c = 0; c < self->stack.size; c++) {
+    int32_t s = self->stack.contents[c];
     flags[s] |= HF_START;
-    if (!array_push(&self->stack, s)) return HF_PREPARE_OOM;
-  }
-  while (self->stack.size > 0) {
-    int32_t s = self->stack.contents[--self->stack.size];
-    for (int32_t k = self->out_start.contents[s]; k < self->out_start.contents[s + 1]; k++) {
-      const int32_t *e = edges + 4 * (size_t)self->out_list.contents[k];
-      if (e[1] != -1 || (flags[e[2]] & HF_START) || (flags[e[2]] & HF_USEFUL) != HF_USEFUL)
-        continue;
-      flags[e[2]] |= HF_START;
-      if (!array_push(&self->stack, e[2])) return HF_PREPARE_OOM;
-    }
+    self->start_dist.contents[s] = dist[s];
   }
 
-  int32_t stamp = 0;
   /* Composed edges, grouped by target so that each closure is computed once. */
   array_clear(&self->edges);
   for (int32_t q = 0; q < n_states; q++) {
@@ -338,23 +396,27 @@ static int hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t 
       has_terminal_in = e[1] != -1 && (flags[e[0]] & HF_USEFUL) == HF_USEFUL;
     }
     if (!has_terminal_in) continue;
-    size_t base = 0;
-    array_clear(&self->stack);
     bool has_eps = false;
     for (int32_t k = self->out_start.contents[q]; k < self->out_start.contents[q + 1]; k++)
       if (edges[4 * (size_t)self->out_list.contents[k] + 1] == -1) has_eps = true;
     if (has_eps) {
-      if (!hf_checker__closure(self, q, stamp++, edges, &base)) return HF_PREPARE_OOM;
-    } else if (!array_push(&self->stack, q)) {
-      return HF_PREPARE_OOM;
+      if (!hf_checker__eps_distances(self, &q, 1, stamp++, edges)) return HF_PREPARE_OOM;
+    } else {
+      /* The common case: no ε move out of q, its closure is q alone (no stamp needed, the
+       * distance is read right below). */
+      array_clear(&self->stack);
+      if (!array_push(&self->stack, q)) return HF_PREPARE_OOM;
+      dist[q] = 0;
     }
+    const int32_t *closure = self->stack.contents;
+    size_t n_closure = self->stack.size;
     for (int32_t k = first; k < last; k++) {
       int32_t i = self->in_list.contents[k];
       const int32_t *e = edges + 4 * (size_t)i;
       if (e[1] == -1 || (flags[e[0]] & HF_USEFUL) != HF_USEFUL) continue;
-      if (self->edges.size + (self->stack.size - base) > max_edges) return HF_PREPARE_FULL;
-      for (size_t c = base; c < self->stack.size; c++) {
-        HfEdge composed = {e[0], e[1], self->stack.contents[c], i, (uint64_t)e[3]};
+      if (self->edges.size + n_closure > max_edges) return HF_PREPARE_FULL;
+      for (size_t c = 0; c < n_closure; c++) {
+        HfEdge composed = {e[0], e[1], closure[c], i, (uint64_t)e[3] + dist[closure[c]]};
         if (!array_push(&self->edges, composed)) return HF_PREPARE_OOM;
       }
     }
@@ -365,40 +427,8 @@ static int hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t 
 
 /* ---- priority queue ------------------------------------------------------------------- */
 
-static bool hf_checker__heap_push(HfChecker *self, uint64_t weight, int32_t item) {
-  HfHeapEntry entry = {weight, item};
-  if (!array_push(&self->heap, entry)) return false;
-  HfHeapEntry *h = self->heap.contents;
-  size_t i = self->heap.size - 1;
-  while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (h[parent].weight <= weight) break;
-    h[i] = h[parent];
-    i = parent;
-  }
-  h[i] = entry;
-  return true;
-}
-
-static HfHeapEntry hf_checker__heap_pop(HfChecker *self) {
-  HfHeapEntry *h = self->heap.contents;
-  HfHeapEntry top = h[0];
-  HfHeapEntry last = h[--self->heap.size];
-  size_t n = self->heap.size, i = 0;
-  for (;;) {
-    size_t child = 2 * i + 1;
-    if (child >= n) break;
-    if (child + 1 < n && h[child + 1].weight < h[child].weight) child++;
-    if (last.weight <= h[child].weight) break;
-    h[i] = h[child];
-    i = child;
-  }
-  if (n > 0) h[i] = last;
-  return top;
-}
-
 HF_INLINE bool hf_checker__push(HfChecker *self, uint64_t weight, int32_t item) {
-  if (HF_UNLIKELY(weight >= HF_BUCKET_LIMIT)) return hf_checker__heap_push(self, weight, item);
+  if (HF_UNLIKELY(weight >= HF_BUCKET_LIMIT)) return hf_heap__push(&self->heap, weight, item);
   size_t w = (size_t)weight;
   if (w >= self->buckets.size) {
     size_t old = self->buckets.size;
@@ -429,9 +459,9 @@ static int32_t hf_checker__pop(HfChecker *self) {
     if (!it->done && it->weight == self->cursor) return entry.item;
   }
   while (self->heap.size > 0) {
-    HfHeapEntry top = hf_checker__heap_pop(self);
-    const HfItem *it = &self->items.contents[top.item];
-    if (!it->done && it->weight == top.weight) return top.item;
+    HfHeapEntry top = hf_heap__pop(&self->heap);
+    const HfItem *it = &self->items.contents[top.id];
+    if (!it->done && it->weight == top.weight) return top.id;
   }
   return -1;
 }
@@ -546,8 +576,19 @@ static bool hf_checker__build_witness(HfChecker *self, int32_t goal) {
         break;
     }
   }
+  const HfItem *it = &self->items.contents[goal];
   self->stats.leaves = self->witness_edges.size;
-  self->stats.weight = self->items.contents[goal].weight;
+  self->stats.weight = self->start_dist.contents[it->p] + it->weight;
+  if (self->stats.leaves == 0) {
+    /* The empty word: S derives ε on every useful state alike, so the caller completes it
+     * with the lightest ε-path from a start to any final; report that weight, whichever
+     * goal item (s, S, s) stopped the search. */
+    const uint8_t *flags = self->state_flags.contents;
+    for (size_t s = 0; s < self->state_flags.size; s++)
+      if ((flags[s] & (HF_START | HF_FINAL)) == (HF_START | HF_FINAL) &&
+          self->start_dist.contents[s] < self->stats.weight)
+        self->stats.weight = self->start_dist.contents[s];
+  }
   return true;
 }
 
@@ -588,6 +629,7 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
   run.start_sym = g->start;
   run.want_witness = want_witness;
   run.goal = -1;
+  run.best = 0;
   run.max_items = limits && limits->max_items ? limits->max_items : HF_DEFAULT_MAX_ITEMS;
   if (run.max_items > INT32_MAX) run.max_items = INT32_MAX;
   uint64_t max_steps = limits && limits->max_steps ? limits->max_steps : HF_DEFAULT_MAX_STEPS;
@@ -652,6 +694,12 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
     int32_t index = hf_checker__pop(self);
     if (index < 0) break;
     HfItem *it = &self->items.contents[index];
+    /* Every item still queued weighs at least this one, so no goal found later can beat
+     * the best total found so far. */
+    if (run.goal >= 0 && it->weight >= run.best) {
+      status = HF_DISCOVER_GOAL;
+      break;
+    }
     it->done = 1;
     self->stats.finalized++;
     const int32_t p = it->p, x = it->sym, q = it->q;
@@ -659,9 +707,17 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
     if (want_witness && x == run.start_sym &&
         (self->state_flags.contents[p] & HF_START) &&
         (self->state_flags.contents[q] & HF_FINAL)) {
-      run.goal = index;
-      status = HF_DISCOVER_GOAL;
-      break;
+      /* The goal's total counts the ε-path from a start to p, which the item's weight
+       * does not; with a zero offset (the usual case) it is the lightest at once. */
+      uint64_t total = self->start_dist.contents[p] + w;
+      if (run.goal < 0 || total < run.best) {
+        run.goal = index;
+        run.best = total;
+      }
+      if (run.best <= w) {
+        status = HF_DISCOVER_GOAL;
+        break;
+      }
     }
     /* Index first, so that A -> X X can pair the item with itself. */
     if (!hf_checker__index(self, &run, index)) goto oom;
@@ -702,6 +758,8 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
     }
   }
 #undef HF_STEP
+  /* The queue ran dry after a goal was finalized (its offset kept the search going). */
+  if (status == HF_DISCOVER_OK && run.goal >= 0) status = HF_DISCOVER_GOAL;
 
   switch (status) {
     case HF_DISCOVER_GOAL:

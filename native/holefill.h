@@ -7,7 +7,7 @@
  * (Bar-Hillel construction, see docs and the MRI paper, Alg. 2): an item (p, A, q) means
  * "A derives a word that takes N from state p to state q".  Items are finalized lightest
  * first (Knuth's generalisation of Dijkstra, bucket queue), so a witness returned in
- * `want_witness` mode has minimum total edge weight.
+ * `want_witness` mode has minimum total edge weight, ε edges included.
  *
  * Symbols are int32: 0 .. n_terminals-1 are terminals, n_terminals .. n_symbols-1 are
  * nonterminals.  A terminal needs no A -> a rule: its items are the NFA edges it labels.
@@ -83,7 +83,8 @@ typedef struct HfStats {
   uint64_t useful_states;  /* NFA states both reachable from a start and co-reachable    */
   uint64_t edges;          /* terminal edges after ε-elimination and trimming             */
   uint64_t leaves;         /* witness length (0 unless HF_YES)                            */
-  uint64_t weight;         /* witness total weight (minimum when want_witness was set)    */
+  uint64_t weight;         /* witness total weight, ε edges included (see
+                              hf_checker_witness; minimum when want_witness was set)     */
 } HfStats;
 
 /* Cancellation callback: polled every 4096 steps; return non-zero to stop the run, which
@@ -136,16 +137,22 @@ void hf_checker_delete(HfChecker *self);
 /* Decides whether the grammar's language meets the NFA's.
  *
  * edges:   n_edges quadruples (from, label, to, weight) in one flat array.  label is a
- *          terminal id or -1 for ε; weight >= 0, and 0 for ε edges.  Loops and ε-cycles
- *          are allowed.
+ *          terminal id or -1 for ε; weight >= 0, on ε edges too.  Loops and ε-cycles
+ *          are allowed.  The weight of a path is the sum of ALL its edge weights, ε edges
+ *          included; the weight of a word is that of its lightest accepting path.
  * starts:  n_starts start states; finals: n_finals final states (duplicates allowed).
  * All arrays are borrowed for the duration of the call only.  States are 0..n_states-1.
  * An item (p, A, q) is packed into 64 bits, so 2*bits(n_states-1) + bits(n_symbols-1)
  * must be <= 64 (e.g. 2^20 states with 2^24 symbols); larger inputs are HF_ERROR.
  * limits:  may be NULL (all defaults).
- * want_witness: 0 stops as soon as a goal item (s, S, f) -- s a start, f a final -- is
- *          discovered; non-zero stops when one is finalized, so the witness has minimum
- *          total weight.  Both modes provide a witness on HF_YES.
+ * want_witness: 0 stops as soon as a goal item (s, S, f) -- s ε-reachable from a start,
+ *          f a final -- is discovered; non-zero returns a witness of minimum total weight
+ *          (ε weights counted).  Its cost: the search stops once the lightest goal is
+ *          finalized, plus, when ε edges of weight > 0 lead from the starts, until the
+ *          queue's weight reaches the lightest goal total (an item's weight does not count
+ *          the ε-path from a start to its first state).  A limit that runs out in between
+ *          answers HF_UNKNOWN.  Both modes provide a witness on HF_YES; verdicts do not
+ *          depend on the mode or on the weights.
  * cancel:  may be NULL; cancel_ctx is passed to it unchanged.
  *
  * Returns HF_YES / HF_NO / HF_UNKNOWN / HF_CANCELLED, or HF_ERROR for bad input (message
@@ -164,10 +171,15 @@ size_t hf_checker_witness_len(const HfChecker *self);
 
 /* Copies up to `cap` witness leaves, left to right: edge_ids[k] is the index of the
  * ORIGINAL edge (quadruple index into the `edges` array of the last run) of leaf k, and
- * end_states[k] the state the leaf ends in after ε-closure: the leaves chain, i.e. the
- * edge of leaf k+1 starts in a state ε-reachable from end_states[k]; the first starts
- * ε-reachable from a start state; end_states[last] is final.  Either output may be NULL.
- * Returns the number of leaves copied. */
+ * end_states[k] the state the leaf ends in after its trailing ε moves: leaf k is edge
+ * e_k followed by an ε-path from to(e_k) to end_states[k].  The leaves chain exactly:
+ * from(e_{k+1}) == end_states[k]; from(e_0) is ε-reachable from a start state;
+ * end_states[last] is final.  The ε-paths themselves are not returned; with d(x, y) the
+ * lightest ε-path weight (d(X, y) = min over x in X), the witness weight in HfStats is
+ *     d(starts, from(e_0)) + sum over k of (weight(e_k) + d(to(e_k), end_states[k])),
+ * and for the empty word (no leaves) min over finals f of d(starts, f).  A caller
+ * rebuilding the full path must use lightest ε-paths to get that weight.  Either output
+ * may be NULL.  Returns the number of leaves copied. */
 size_t hf_checker_witness(const HfChecker *self, int32_t *edge_ids, int32_t *end_states,
                           size_t cap);
 

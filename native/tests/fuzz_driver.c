@@ -4,11 +4,13 @@
  *   gcc -std=c99 -g -fsanitize=address,undefined -Inative native/hf_*.c native/tests/fuzz_driver.c
  *   ./a.out [seed] [count]
  *
- * Random 2NF grammars and NFAs (ε edges, loops, several starts/finals, weights, sometimes
- * heavy enough for the heap overflow queue, sometimes large enough to grow every map),
+ * Random 2NF grammars and NFAs (weighted ε edges, loops, several starts/finals, weights,
+ * sometimes heavy enough for the heap overflow queue, sometimes large enough to grow every
+ * map),
  * run through one reused checker per grammar in both modes, with tiny budgets, and with
  * malformed input.  Checks what can be checked without an oracle: both modes agree,
- * witnesses chain from a start to a final, the minimum-weight mode is never heavier, a
+ * witnesses chain from a start to a final, their weight (ε-paths completed lightest, as
+ * holefill.h describes) matches the stats, the minimum-weight mode is never heavier, a
  * budget never flips YES/NO, and no block is leaked (through a swapped-in allocator).
  * Prints the seed; exits non-zero on the first violation.
  */
@@ -49,20 +51,36 @@ static void custom_free(void *p) { custom_live--; free(p); }
 enum { MAX_STATES = 80, MAX_EDGES = 600 };
 
 static int instance;
-static unsigned char eps[MAX_STATES][MAX_STATES]; /* ε-reachability, reflexive */
+#define UNREACHED UINT64_MAX
+/* eps[p][q]: lightest ε-path weight from p to q (0 on the diagonal), or UNREACHED. */
+static uint64_t eps[MAX_STATES][MAX_STATES];
 
 static void eps_closure(int32_t n, const int32_t *edges, int32_t n_edges) {
-  memset(eps, 0, sizeof eps);
-  for (int32_t s = 0; s < n; s++) eps[s][s] = 1;
+  for (int32_t p = 0; p < n; p++)
+    for (int32_t q = 0; q < n; q++) eps[p][q] = p == q ? 0 : UNREACHED;
   for (int changed = 1; changed;) {
     changed = 0;
     for (int32_t i = 0; i < n_edges; i++) {
       const int32_t *e = edges + 4 * i;
       if (e[1] != -1) continue;
-      for (int32_t p = 0; p < n; p++)
-        if (eps[p][e[0]] && !eps[p][e[2]]) eps[p][e[2]] = changed = 1;
+      for (int32_t p = 0; p < n; p++) {
+        if (eps[p][e[0]] == UNREACHED) continue;
+        uint64_t d = eps[p][e[0]] + (uint64_t)e[3];
+        if (d < eps[p][e[2]]) {
+          eps[p][e[2]] = d;
+          changed = 1;
+        }
+      }
     }
   }
+}
+
+/* Lightest ε-path weight from any start to `state`, or UNREACHED. */
+static uint64_t from_starts(const int32_t *starts, int32_t n_starts, int32_t state) {
+  uint64_t best = UNREACHED;
+  for (int32_t i = 0; i < n_starts; i++)
+    if (eps[starts[i]][state] < best) best = eps[starts[i]][state];
+  return best;
 }
 
 /* Checks the witness of the last run and returns its weight. */
@@ -78,20 +96,27 @@ static uint64_t check_witness(HfChecker *chk, const int32_t *edges, const int32_
     const int32_t *e = edges + 4 * ids[k];
     if (e[1] < 0) FAIL("leaf %zu is an epsilon edge", k);
     if (k == 0) {
-      int ok = 0;
-      for (int32_t i = 0; i < n_starts; i++) ok |= eps[starts[i]][e[0]];
-      if (!ok) FAIL("first leaf does not start near a start state");
+      uint64_t offset = from_starts(starts, n_starts, e[0]);
+      if (offset == UNREACHED) FAIL("first leaf does not start near a start state");
+      weight += offset;
     } else if (e[0] != prev) {
       FAIL("leaf %zu starts in %d, previous ended in %d", k, e[0], prev);
     }
-    if (!eps[e[2]][ends[k]]) FAIL("leaf %zu end %d not ε-reachable from %d", k, ends[k], e[2]);
-    weight += (uint64_t)e[3];
+    if (eps[e[2]][ends[k]] == UNREACHED)
+      FAIL("leaf %zu end %d not ε-reachable from %d", k, ends[k], e[2]);
+    weight += (uint64_t)e[3] + eps[e[2]][ends[k]];
     prev = ends[k];
   }
   int ok = 0;
   if (n == 0) {
-    for (int32_t i = 0; i < n_starts; i++)
-      for (int32_t j = 0; j < n_finals; j++) ok |= eps[starts[i]][finals[j]];
+    /* The empty word: the core picks the lightest ε-path from a start to a final. */
+    uint64_t best = UNREACHED;
+    for (int32_t j = 0; j < n_finals; j++) {
+      uint64_t d = from_starts(starts, n_starts, finals[j]);
+      if (d < best) best = d;
+    }
+    ok = best != UNREACHED;
+    weight = best;
   } else {
     for (int32_t j = 0; j < n_finals; j++) ok |= finals[j] == prev;
   }
@@ -143,7 +168,7 @@ int main(int argc, char **argv) {
         e[0] = pick(0, n - 1);
         e[1] = pick(-1, n_t - 1);
         e[2] = rng() % 3 == 0 ? e[0] : pick(0, n - 1);
-        e[3] = e[1] < 0 ? 0 : (int32_t)(scale * (uint32_t)pick(0, 2));
+        e[3] = (int32_t)(scale * (uint32_t)pick(0, 2)); /* ε edges weighted too */
       }
       int32_t n_starts = pick(0, 3), n_finals = pick(0, 3);
       for (int32_t i = 0; i < n_starts; i++) starts[i] = pick(0, n - 1);
@@ -184,7 +209,7 @@ int main(int argc, char **argv) {
           case 0: e[1] = n_t + pick(0, 3); break;
           case 1: e[2] = n + pick(0, 3); break;
           case 2: e[3] = -1 - pick(0, 5); break;
-          default: e[1] = -1; e[3] = 1; break;
+          default: e[1] = -1; e[3] = -1 - pick(0, 5); break; /* negative ε weight */
         }
         HfVerdict bad = hf_checker_run(chk, n, edges, (size_t)n_edges, starts,
                                        (size_t)n_starts, finals, (size_t)n_finals, NULL, 1,

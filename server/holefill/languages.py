@@ -25,6 +25,12 @@ def _generic_lexer(compiled: CompiledGrammar) -> PartialLexer:
     return GenericLexer(compiled)
 
 
+def _python_lexer(compiled: CompiledGrammar) -> PartialLexer:
+    from holefill.lexing.python_layout import PythonLexer
+
+    return PythonLexer(compiled)
+
+
 @dataclass(frozen=True)
 class LanguageSpec:
     name: str
@@ -49,9 +55,10 @@ class LanguageSpec:
 LANGUAGES: dict[str, LanguageSpec] = {
     "json": LanguageSpec("json", "json.lark", (".json",)),
     "cpp": LanguageSpec("cpp", "cpp.lark", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".h")),
+    "python": LanguageSpec("python", "python.lark", (".py", ".pyi"), lexer_factory=_python_lexer),
 }
 
-ALIASES = {"c++": "cpp", "cplusplus": "cpp"}
+ALIASES = {"c++": "cpp", "cplusplus": "cpp", "py": "python", "python3": "python"}
 
 
 def get_language(name: str) -> LanguageSpec:

@@ -2,8 +2,9 @@
 
 - `reference_min_weight`: naive weighted fixpoint over the explicit Bar-Hillel intersection
   grammar. Unlike the core it keeps epsilon moves inside the item relation (items may start
-  or end with epsilon moves) instead of composing closures onto edges, and it relaxes all
-  rules to a fixpoint instead of popping lightest-first.
+  or end with epsilon moves, at their lightest epsilon-path weight) instead of composing
+  closures onto edges and start offsets, and it relaxes all rules to a fixpoint instead of
+  popping lightest-first. Path weights count every edge, epsilon edges included.
 - `derives`: a tiny CYK-like recogniser for 2NF grammars (with unary and empty rules).
 - `accepts` / `words_upto`: NFA simulation and brute-force enumeration of short words.
 """
@@ -35,25 +36,33 @@ class Nfa:
     finals: tuple[int, ...]
 
 
-def eps_reach(nfa: Nfa) -> list[set[int]]:
-    """reach[p] = states reachable from p by epsilon moves only (p included)."""
-    reach = [{p} for p in range(nfa.n_states)]
+def eps_dist(nfa: Nfa) -> list[dict[int, int]]:
+    """dist[p][q] = lightest weight of an epsilon-only path from p to q, for every q
+    epsilon-reachable from p (p itself at 0). Bellman-Ford style relaxation to a fixpoint."""
+    dist = [{p: 0} for p in range(nfa.n_states)]
     changed = True
     while changed:
         changed = False
-        for fr, label, to, _ in nfa.edges:
+        for fr, label, to, w in nfa.edges:
             if label != -1:
                 continue
             for p in range(nfa.n_states):
-                if fr in reach[p] and to not in reach[p]:
-                    reach[p].add(to)
+                d = dist[p].get(fr)
+                if d is not None and (to not in dist[p] or d + w < dist[p][to]):
+                    dist[p][to] = d + w
                     changed = True
-    return reach
+    return dist
+
+
+def eps_reach(nfa: Nfa) -> list[set[int]]:
+    """reach[p] = states reachable from p by epsilon moves only (p included)."""
+    return [set(d) for d in eps_dist(nfa)]
 
 
 def reference_min_weight(g: Grammar, nfa: Nfa) -> int | None:
-    """Minimum total edge weight of a word in L(G) ∩ L(N), or None when it is empty."""
-    reach = eps_reach(nfa)
+    """Minimum total edge weight (epsilon edges included) of an accepting path spelling a
+    word of L(G), or None when L(G) ∩ L(N) is empty."""
+    dist = eps_dist(nfa)
     states = range(nfa.n_states)
     best: dict[tuple[int, int, int], int] = {}
 
@@ -68,14 +77,14 @@ def reference_min_weight(g: Grammar, nfa: Nfa) -> int | None:
         if label == -1:
             continue
         for p in states:
-            if fr not in reach[p]:
+            if fr not in dist[p]:
                 continue
-            for q in reach[to]:
-                relax((p, label, q), w)
+            for q, d_after in dist[to].items():
+                relax((p, label, q), dist[p][fr] + w + d_after)
     for a in g.nullable:
         for p in states:
-            for q in reach[p]:
-                relax((p, a, q), 0)
+            for q, d in dist[p].items():
+                relax((p, a, q), d)
     changed = True
     while changed:
         changed = False
@@ -147,13 +156,22 @@ def words_upto(n_terminals: int, max_len: int) -> Iterator[tuple[int, ...]]:
 
 
 def check_witness(g: Grammar, nfa: Nfa, witness: list[tuple[int, int]]) -> int:
-    """Asserts the witness is an accepting path spelling a word of L(G); returns its weight."""
-    reach = eps_reach(nfa)
+    """Asserts the witness is an accepting path spelling a word of L(G); returns its weight,
+    completing the leaves with lightest epsilon-paths as holefill.h says a caller does:
+    d(starts, from(e_0)) + sum of (w(e_k) + d(to(e_k), end_k)), or min d(start, final) for
+    the empty word."""
+    dist = eps_dist(nfa)
+    reach = [set(d) for d in dist]
     start_closure = set().union(*(reach[s] for s in nfa.starts))
+
+    def from_starts(state: int) -> int:
+        return min(dist[s][state] for s in nfa.starts if state in dist[s])
+
     if not witness:
-        assert start_closure & set(nfa.finals), "empty witness but no start reaches a final"
+        reached = start_closure & set(nfa.finals)
+        assert reached, "empty witness but no start reaches a final"
         assert derives(g, ()), "empty witness but S is not nullable"
-        return 0
+        return min(from_starts(f) for f in reached)
     word = []
     weight = 0
     prev_end = None
@@ -162,11 +180,12 @@ def check_witness(g: Grammar, nfa: Nfa, witness: list[tuple[int, int]]) -> int:
         assert label != -1, f"leaf {k} is an epsilon edge"
         if prev_end is None:
             assert fr in start_closure, f"leaf 0 starts in {fr}, not epsilon-reachable from a start"
+            weight += from_starts(fr)
         else:
             assert fr == prev_end, f"leaf {k} starts in {fr} but leaf {k - 1} ended in {prev_end}"
         assert end in reach[to], f"leaf {k} ends in {end}, not epsilon-reachable from {to}"
         word.append(label)
-        weight += w
+        weight += w + dist[to][end]
         prev_end = end
     assert prev_end in nfa.finals, f"last leaf ends in {prev_end}, not a final state"
     assert derives(g, word), f"witness word {word} is not derived by S"

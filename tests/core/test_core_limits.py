@@ -97,7 +97,7 @@ def test_cancel_callback_returning_true_gives_cancelled() -> None:
         ([(0, 0, 7, 0)], [0], [1], "edges[2] (edge 0, to) = 7 is not a state"),
         ([(-1, 0, 1, 0)], [0], [1], "edges[0] (edge 0, from) = -1 is not a state"),
         ([(0, 0, 1, -1)], [0], [1], "edges[3] (edge 0, weight) = -1 is negative"),
-        ([(0, -1, 1, 2)], [0], [1], "epsilon edges must have weight 0"),
+        ([(0, -1, 1, -3)], [0], [1], "edges[3] (edge 0, weight) = -3 is negative"),
         ([(0, 0, 1, 0)], [0, 2], [1], "starts[1] = 2 is not a state"),
         ([(0, 0, 1, 0)], [0], [5], "finals[0] = 5 is not a state"),
     ],
@@ -105,9 +105,9 @@ def test_cancel_callback_returning_true_gives_cancelled() -> None:
 def test_bad_nfa_raises_core_error_naming_index_and_handle_stays_usable(
     edges: list[tuple[int, int, int, int]], starts: list[int], finals: list[int], message: str
 ) -> None:
-    """Data: a 2-state NFA with one malformed value per case (label, state, weight, start,
-    final); the CoreError names the array index, and the same checker then answers a valid
-    run (S -> a on 0 -a-> 1) with YES."""
+    """Data: a 2-state NFA with one malformed value per case (label, state, negative weight
+    on a terminal or an epsilon edge, start, final); the CoreError names the array index,
+    and the same checker then answers a valid run (S -> a on 0 -a-> 1) with YES."""
     g = NativeGrammar(2, 3, 2, [], [(2, 0)], [])
     chk = NativeChecker(g)
     with pytest.raises(CoreError) as info:
@@ -186,3 +186,14 @@ def test_from_normal_accepts_a_normal_grammar_table() -> None:
     assert res.verdict == CoreVerdict.YES
     assert res.witness == [(0, 3), (5, 4)]
     assert res.stats["weight"] == 0
+
+
+def test_weighted_epsilon_edges_are_valid_input() -> None:
+    """Data: S -> a on 0 -eps/2-> 1 -a/1-> 2 -eps/4-> 3: a positive epsilon weight is no
+    longer an error; the witness is the a-edge ending (after its epsilon run) in 3, with
+    total weight 2 + 1 + 4 = 7."""
+    chk = NativeChecker(NativeGrammar(2, 3, 2, [], [(2, 0)], []))
+    res = chk.run(4, [(0, -1, 1, 2), (1, 0, 2, 1), (2, -1, 3, 4)], [0], [3], want_witness=True)
+    assert res.verdict == CoreVerdict.YES
+    assert res.witness == [(1, 3)]
+    assert res.stats["weight"] == 7

@@ -59,9 +59,9 @@ class Rejected(Exception):
 
 @dataclass
 class Lexeme:
-    kind: str      # "NAME", "NUMBER", "STRING", "NEWLINE", "INDENT", "DEDENT", or "LIT"
+    kind: str  # "NAME", "NUMBER", "STRING", "NEWLINE", "INDENT", "DEDENT", or "LIT"
     text: str
-    offset: int    # code-point offset in the source (-1 for layout tokens)
+    offset: int  # code-point offset in the source (-1 for layout tokens)
 
 
 def cpython_lexemes(source: str) -> list[Lexeme]:
@@ -123,12 +123,13 @@ def soft_keywords(grammar: str) -> list[str]:
 
 
 def to_lark(grammar: str) -> str:
-    """Our grammar text -> a Lark grammar: drop `%soft`, let every NAME in a rule also match
-    the soft keyword literals. `%declare` is Lark syntax already."""
+    """Our grammar text -> a Lark grammar: drop `%soft` and `%layout` (the layout terminal NL
+    is CPython's business here), let every NAME in a rule also match the soft keyword
+    literals. `%declare` is Lark syntax already."""
     soft = soft_keywords(grammar)
     lines = []
     for line in grammar.splitlines():
-        if line.startswith("%soft"):
+        if line.startswith(("%soft", "%layout")):
             continue
         if soft and not _TERM_DEF_RE.match(line) and not line.startswith("%"):
             code, sep, comment = line.partition("//")
@@ -170,8 +171,13 @@ class Checker:
 
         self.grammar = grammar_path.read_text(encoding="utf-8")
         # ambiguity="forest": a recognizer needs no tree, only the shared packed forest
-        self.lark = Lark(to_lark(self.grammar), parser="earley", lexer=ListLexer,
-                         start="start", ambiguity="forest")
+        self.lark = Lark(
+            to_lark(self.grammar),
+            parser="earley",
+            lexer=ListLexer,
+            start="start",
+            ambiguity="forest",
+        )
         self.literal_type: dict[str, str] = {}
         for t in self.lark.terminals:
             if t.pattern.type == "str":
@@ -202,13 +208,15 @@ class Checker:
             end = lx.offset + len(lx.text)
             eol = source.find("\n", end)
             ends = {end + 1, end + 2, end + 3, eol if eol >= 0 else len(source)}
-            ends.update(n.offset + len(n.text) for n in located[k + 1:k + 3])
+            ends.update(n.offset + len(n.text) for n in located[k + 1 : k + 3])
             for e in sorted(ends):
                 if end < e <= len(source):
-                    name = self.matches(source[lx.offset:e])
+                    name = self.matches(source[lx.offset : e])
                     if name is not None:
-                        out.append(f"maximal munch: {name} {source[lx.offset:e][:40]!r}"
-                                   f" is longer than {lx.kind} {lx.text[:40]!r}")
+                        out.append(
+                            f"maximal munch: {name} {source[lx.offset : e][:40]!r}"
+                            f" is longer than {lx.kind} {lx.text[:40]!r}"
+                        )
                         break
         return out
 
@@ -280,8 +288,9 @@ def grammar_expectation(row: dict) -> str:
     return row.get("grammar", row["expect"])
 
 
-def stdlib_sample(count: int, max_lines: int, seed: int,
-                  stdlib_dir: Path = STDLIB_DIR) -> list[Path]:
+def stdlib_sample(
+    count: int, max_lines: int, seed: int, stdlib_dir: Path = STDLIB_DIR
+) -> list[Path]:
     """`count` files of at most `max_lines` lines, a seeded choice from the sorted list of the
     standard library's .py files (site-packages excluded)."""
     files = []
@@ -347,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
 
     paths: list[Path] = list(args.files)
     if args.stdlib:
-        paths += stdlib_sample(args.count, args.max_lines, args.seed, args.stdlib_dir)[args.skip:]
+        paths += stdlib_sample(args.count, args.max_lines, args.seed, args.stdlib_dir)[args.skip :]
     if paths:
         signal.signal(signal.SIGALRM, _alarm)
         passed = excluded = timeouts = lexbad = 0
@@ -387,9 +396,11 @@ def main(argv: list[str] | None = None) -> int:
                 bad += 1
                 print(f"FAIL {p}: {why}", flush=True)
         tested = done - excluded
-        print(f"files: {passed}/{tested} accepted ({excluded} excluded: ast.parse rejects; "
-              f"{timeouts} timeouts; {lexbad} with lexeme differences) in "
-              f"{time.time() - t0:.0f}s")
+        print(
+            f"files: {passed}/{tested} accepted ({excluded} excluded: ast.parse rejects; "
+            f"{timeouts} timeouts; {lexbad} with lexeme differences) in "
+            f"{time.time() - t0:.0f}s"
+        )
     return 1 if bad else 0
 
 

@@ -7,7 +7,8 @@ compiled `holefill._native`.
     res.verdict   # CoreVerdict.YES / NO / UNKNOWN / CANCELLED
     res.witness   # [(edge_index, end_state), ...] on YES, else None
 
-Edges are int32 quadruples (from, label, to, weight), label -1 meaning epsilon. Pass them
+Edges are int32 quadruples (from, label, to, weight), label -1 meaning epsilon; weights are
+>= 0 on every edge, epsilon edges included, and a path weighs the sum of all of them. Pass them
 as a flat `array('i')` to avoid any per-element Python work; a sequence of 4-tuples or a
 flat sequence of ints is converted once. C errors become `CoreError`.
 
@@ -48,7 +49,9 @@ class CoreVerdict(enum.IntEnum):
 @dataclass
 class CoreResult:
     """One run's outcome. `witness` holds (original edge index, end state) per leaf, left to
-    right, when the verdict is YES; `stats` the counters of native HfStats."""
+    right, when the verdict is YES: each leaf is its edge followed by a lightest epsilon-path
+    to its end state, and the next leaf's edge starts exactly there; `stats` the counters of
+    native HfStats (`weight` counts epsilon edges too, see hf_checker_witness)."""
 
     verdict: CoreVerdict
     witness: list[tuple[int, int]] | None = None

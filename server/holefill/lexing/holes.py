@@ -76,6 +76,8 @@ class LexemeNFA:
     # stands for (-1 for layout tokens and hole loops).
     raw: LexemeNFA | None = None
     raw_edge: list[int] = field(default_factory=list)
+    # What a layout lexer knew at each of its states (for rendering witnesses).
+    state_info: dict[int, object] = field(default_factory=dict)
 
     @property
     def n_edges(self) -> int:
@@ -266,13 +268,13 @@ class HoleLexer:
 
         def emit(label: int, end: Place) -> None:
             # A lexeme with characters in a hole is generated text: it costs like one the
-            # hole holds whole, so the lightest witness prefers clean fillings. Ignored
-            # lexemes are epsilon edges, which weigh nothing.
+            # hole holds whole, so the lightest witness prefers clean fillings (and does not
+            # hide fixed code in a comment that begins in a hole).
+            touches = int(origin.in_hole or end.in_hole or end.chunk != origin.chunk)
             if label in self.ignored:
-                b.add(origin, EPSILON, end, 0, KIND_LEXEME, label)
+                b.add(origin, EPSILON, end, touches, KIND_LEXEME, label)
             else:
-                touches = origin.in_hole or end.in_hole or end.chunk != origin.chunk
-                b.add(origin, label, end, int(touches), KIND_LEXEME, label)
+                b.add(origin, label, end, touches, KIND_LEXEME, label)
             ends.append(end)
 
         # cur: state -> accepts seen earlier whose munch is still undecided, as

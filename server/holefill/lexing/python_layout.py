@@ -41,6 +41,7 @@ from holefill.lexing.holes import (
     LexemeNFA,
     Place,
 )
+from holefill.lexing.render import Renderer, full_path, lexeme_items
 
 LINE_TOKENS_NONE, LINE_TOKENS_SOME, LINE_TOKENS_UNKNOWN = 0, 1, 2
 PENDING_NONE = -1  # not at the start of a line (or the line's width is the hole's business)
@@ -56,6 +57,7 @@ class Layout:
     base:    True when unknown levels lie below `stack` (context after a hole).
     line:    whether the current logical line holds tokens (LINE_TOKENS_*).
     pending: width of a line start whose first token has not come yet, or PENDING_NONE.
+    cont:    a backslash continuation came after the last token (CPython rejects EOF here).
     """
 
     depth: int
@@ -63,6 +65,7 @@ class Layout:
     base: bool
     line: int
     pending: int
+    cont: bool = False  # a backslash continuation since the last token: EOF is an error here
 
 
 def indent_width(ws: str) -> int:
@@ -144,6 +147,7 @@ class PythonLayoutLexer:
         self.newline = g.terminal_id("NEWLINE")
         self.indent = g.terminal_id("INDENT")
         self.dedent = g.terminal_id("DEDENT")
+        self.line_cont = g.terminal_id("LINE_CONT")
         self.openers = {g.terminal_id(f'"{c}"') for c in "([{"}
         self.closers = {g.terminal_id(f'"{c}"') for c in ")]}"}
         self.hole_terminals = [*self.raw.hole_terminals, self.newline, self.indent, self.dedent]
@@ -176,8 +180,7 @@ class PythonLayoutLexer:
             return alts
         top = st[-1]
         if w > top:
-            if unit is not None and w != top + unit:
-                return []
+            self._steps.add(w - top)
             return [([self.indent], replace(lay, stack=st + (w,)))]
         if w == top:
             return [([], lay)]
@@ -206,7 +209,7 @@ class PythonLayoutLexer:
             alts = self._at_width(lay, lay.pending, unit)
         out = []
         for toks, l2 in alts:
-            l2 = replace(l2, pending=PENDING_NONE, line=LINE_TOKENS_SOME)
+            l2 = replace(l2, pending=PENDING_NONE, line=LINE_TOKENS_SOME, cont=False)
             d = l2.depth
             if term in self.openers:
                 out.append((toks + [term], replace(l2, depth=d + 1 if d >= 0 else d - 1)))
@@ -224,12 +227,12 @@ class PythonLayoutLexer:
 
     def _newline(self, lay: Layout, width: int) -> list[tuple[list, Layout]]:
         if lay.depth != 0:
-            return [([], lay)]
-        return [(toks, replace(l2, line=LINE_TOKENS_NONE, pending=width))
+            return [([], replace(lay, cont=False))]
+        return [(toks, replace(l2, line=LINE_TOKENS_NONE, pending=width, cont=False))
                 for toks, l2 in self._line_end(lay)]
 
     def _eof(self, lay: Layout, unit: int | None) -> list[list]:
-        if lay.depth != 0:
+        if lay.depth != 0 or lay.cont:
             return []
         out = []
         for toks, l2 in self._line_end(lay):
@@ -252,6 +255,15 @@ class PythonLayoutLexer:
     def build(self, chunks: Sequence[str]) -> LexemeNFA:
         raw = self.raw.build(chunks)
         unit = indent_unit(chunks)
+        nfa = self._product(chunks, raw, unit)
+        if unit is not None and any(step != unit for step in self._steps):
+            # The fixed text indents by other steps than the unit the scan guessed (a
+            # docstring with indented lines fooled it): strict mode does not hold.
+            nfa = self._product(chunks, raw, None)
+        return nfa
+
+    def _product(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None) -> LexemeNFA:
+        self._steps: set[int] = set()
         prod = _Product()
         ids: dict[tuple[int, Layout | None], int] = {}
         todo: list[tuple[int, Layout | None]] = []
@@ -323,7 +335,7 @@ class PythonLayoutLexer:
                 if lay is None:  # leaving a hole: the context is unknown from here
                     if term == self.nl:
                         for l0 in after_hole_nl:
-                            emit(src, [], state(rt, None if to_hole else l0), (EPSILON, 0, e))
+                            emit(src, [], state(rt, None if to_hole else l0), (EPSILON, weight, e))
                         continue
                     for l0 in after_hole:
                         if label == EPSILON or to_hole:
@@ -333,12 +345,13 @@ class PythonLayoutLexer:
                             emit(src, toks[:-1], state(rt, l2), (label, weight, e))
                     continue
                 if raw.kinds[e] == KIND_EPS_LINK:
-                    emit(src, [], state(rt, None), (EPSILON, 0, e))
+                    emit(src, [], state(rt, None), (EPSILON, weight, e))
                 elif label == EPSILON:  # whitespace, comments, line continuations
-                    emit(src, [], state(rt, None if to_hole else lay), (EPSILON, 0, e))
+                    nxt = replace(lay, cont=True) if term == self.line_cont else lay
+                    emit(src, [], state(rt, None if to_hole else nxt), (EPSILON, weight, e))
                 elif term == self.nl:
                     if lay.depth != 0:  # inside brackets a line break is only whitespace
-                        emit(src, [], state(rt, None if to_hole else lay), (EPSILON, 0, e))
+                        emit(src, [], state(rt, None if to_hole else lay), (EPSILON, weight, e))
                         continue
                     if to_hole or b.chunk != a.chunk:
                         # The next line's indentation lies (partly) in a hole: its layout is
@@ -346,12 +359,12 @@ class PythonLayoutLexer:
                         nxt_lay = None if to_hole else Layout(0, (), True, LINE_TOKENS_NONE,
                                                               PENDING_NONE)
                         for toks, _ in self._line_end(lay):
-                            emit(src, toks, state(rt, nxt_lay), (EPSILON, 0, e))
+                            emit(src, toks, state(rt, nxt_lay), (EPSILON, weight, e))
                         continue
                     text = chunks[a.chunk][a.pos:b.pos]
                     width = indent_width(text.lstrip("\r\n"))
                     for toks, l2 in self._newline(lay, width):
-                        emit(src, toks, state(rt, l2), (EPSILON, 0, e))
+                        emit(src, toks, state(rt, l2), (EPSILON, weight, e))
                 else:
                     for toks, l2 in self._token(lay, term, unit):
                         tgt = state(rt, None) if to_hole else state(rt, l2)
@@ -368,8 +381,149 @@ class PythonLayoutLexer:
             hole_states=[],
             raw=raw,
             raw_edge=prod.raw_edge,
+            state_info={s: key[1] for key, s in ids.items() if key[1] is not None},
         )
 
 
 def _hole_of(raw: LexemeNFA, rs: int) -> int:
     return raw.hole_states.index(rs)
+
+
+class PythonLexer:
+    """The PartialLexer of Python: layout-aware NFA building and witness rendering."""
+
+    def __init__(self, compiled: CompiledGrammar) -> None:
+        self.layout = PythonLayoutLexer(compiled)
+        self.renderer = Renderer(compiled.lexer, compiled.grammar.terminals)
+        self.terminals = compiled.grammar.terminals
+
+    def build(self, chunks: Sequence[str]) -> LexemeNFA:
+        return self.layout.build(chunks)
+
+    def render_witness(
+        self,
+        chunks: Sequence[str],
+        nfa: LexemeNFA,
+        leaves: Sequence[tuple[int, int]],
+        attempt: int,
+    ) -> list[str] | None:
+        units = [indent_unit(chunks) or 4, 4, 2, 8]
+        if attempt >= len(units):
+            return None
+        path = full_path(nfa, leaves)
+        return _PythonRender(self, chunks, nfa, path, units[attempt]).fills()
+
+
+class _PythonRender:
+    """Writes one witness path as text: lexemes touching holes are completed character by
+    character; NEWLINE / INDENT / DEDENT in a hole become line breaks and indentation."""
+
+    def __init__(self, lexer: PythonLexer, chunks: Sequence[str], nfa: LexemeNFA,
+                 path: Sequence[int], unit: int) -> None:
+        self.lx = lexer
+        self.chunks = chunks
+        self.nfa = nfa
+        self.path = path
+        self.unit = unit
+
+    def fills(self) -> list[str]:
+        lay = self.lx.layout
+        n_holes = len(self.chunks) - 1
+        # per hole: ("text", s, left, right) | ("tok", term); and the layout before the hole
+        pieces: list[list[tuple]] = [[] for _ in range(n_holes)]
+        before: list[Layout | None] = [None] * n_holes
+        raw = self.nfa.raw
+        assert raw is not None
+        for e in self.path:
+            kind = self.nfa.kinds[e]
+            a, b = self.nfa.spans[e]
+            if kind == KIND_HOLE:
+                pieces[a.hole].append(("tok", self.nfa.terms[e]))
+                continue
+            src = self.nfa.edges[4 * e]
+            info = self.nfa.state_info.get(src)
+            if b.in_hole and isinstance(info, Layout):
+                before[b.hole] = info
+            r = self.nfa.raw_edge[e]
+            if r < 0 or kind != KIND_LEXEME:
+                continue
+            items = lexeme_items(self.chunks, a, b)
+            holes = [v for k, v in items if k == "hole"]
+            if not holes:
+                continue
+            term = raw.terms[r]
+            fills = self.lx.renderer.lexeme_fill(items, term)
+            if fills is None:
+                raise ValueError(f"cannot render lexeme {self.lx.terminals[term].name}")
+            if self.lx.terminals[term].ignored and not any(fills):
+                continue
+            last = len(holes) - 1
+            for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
+                left = idx > 0 or not a.in_hole
+                right = idx < last or not b.in_hole
+                pieces[int(h)].append(("text", text, left, right, term == lay.nl))  # type: ignore[call-overload]
+        return [self._hole(h, pieces[h], before[h]) for h in range(n_holes)]
+
+    def _hole(self, h: int, ps: list[tuple], lay: Layout | None) -> str:
+        lay_lx = self.lx.layout
+        prev = self.chunks[h]
+        last_line = prev[prev.rfind("\n") + 1:]
+        ws = last_line[: len(last_line) - len(last_line.lstrip(" \t\f"))]
+        at_start = last_line.strip() == "" and "\n" in prev
+        col = indent_width(ws) if at_start else 0
+        if lay is not None and lay.stack:
+            levels = list(lay.stack)
+            if lay.pending != PENDING_NONE and lay.depth == 0 and lay.pending > levels[-1]:
+                levels.append(lay.pending)
+        else:
+            levels = [indent_width(ws)]
+        out: list[str] = []
+        glued = True  # no separator needed before the next piece
+        if prev and not prev[-1].isspace():
+            glued = False
+
+        def put(text: str, left: bool) -> None:
+            nonlocal at_start, col, glued
+            if at_start:
+                want = levels[-1]
+                if want > col:
+                    out.append(" " * (want - col))
+                    col = want
+                at_start = False
+            elif not left and not glued:
+                out.append(" ")
+            out.append(text)
+            glued = False
+
+        for p in ps:
+            if p[0] == "tok":
+                t = p[1]
+                if t == lay_lx.newline:
+                    out.append("\n")
+                    at_start, col, glued = True, 0, True
+                elif t == lay_lx.indent:
+                    levels.append(levels[-1] + self.unit)
+                elif t == lay_lx.dedent:
+                    if len(levels) > 1:
+                        levels.pop()
+                else:
+                    put(self.lx.terminals[t].example or "", False)
+            else:
+                _, text, left, right, is_nl = p
+                if is_nl:
+                    out.append(text)
+                    if right:
+                        continue
+                    at_start, col, glued = True, indent_width(text.split("\n")[-1]), True
+                    continue
+                put(text, left)
+                glued = right
+        nxt = self.chunks[h + 1]
+        if at_start and nxt and nxt[0] not in "\r\n":
+            lead = nxt[: len(nxt) - len(nxt.lstrip(" \t\f"))]
+            want = levels[-1] - indent_width(lead)
+            if want > col:
+                out.append(" " * (want - col))
+        elif not glued and nxt and not nxt[0].isspace():
+            out.append(" ")
+        return "".join(out)

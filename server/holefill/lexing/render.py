@@ -14,8 +14,9 @@ Neighbouring pieces in a hole are separated by `sep` so that maximal munch canno
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from holefill.grammar.tables import LexerDFA, TerminalInfo
 from holefill.lexing.holes import EPSILON, KIND_HOLE, KIND_LEXEME, LexemeNFA, Place
@@ -38,58 +39,48 @@ def class_representatives(dfa: LexerDFA) -> list[str]:
 
 
 def full_path(nfa: LexemeNFA, leaves: Sequence[tuple[int, int]]) -> list[int]:
-    """All edges of the accepting path, epsilon edges included, in order."""
-    eps_out: dict[int, list[tuple[int, int]]] = {}
+    """All edges of the accepting path, epsilon edges included, in order. Between two leaves
+    we take the lightest run of epsilon edges, as the core did when it composed them."""
+    eps_out: dict[int, list[tuple[int, int, int]]] = {}
     for e in range(nfa.n_edges):
-        a, lab, b, _ = nfa.edge(e)
+        a, lab, b, w = nfa.edge(e)
         if lab == EPSILON:
-            eps_out.setdefault(a, []).append((e, b))
+            eps_out.setdefault(a, []).append((e, b, w))
 
-    def eps_path(src: int, targets: set[int]) -> list[int]:
-        prev: dict[int, tuple[int, int] | None] = {src: None}
-        queue = deque([src])
-        while queue:
-            x = queue.popleft()
+    def eps_path(sources: Iterable[int], targets: set[int]) -> list[int]:
+        prev: dict[int, tuple[int, int] | None] = {}
+        dist: dict[int, int] = {}
+        heap = []
+        for s in sources:
+            dist[s] = 0
+            prev[s] = None
+            heap.append((0, s))
+        heapq.heapify(heap)
+        while heap:
+            d, x = heapq.heappop(heap)
+            if d > dist[x]:
+                continue
             if x in targets:
                 path = []
                 while prev[x] is not None:
                     e, x = prev[x]  # type: ignore[misc]
                     path.append(e)
                 return path[::-1]
-            for e, y in eps_out.get(x, ()):
-                if y not in prev:
+            for e, y, w in eps_out.get(x, ()):
+                if y not in dist or d + w < dist[y]:
+                    dist[y] = d + w
                     prev[y] = (e, x)
-                    queue.append(y)
+                    heapq.heappush(heap, (d + w, y))
         raise ValueError("witness does not chain through epsilon edges")
 
     path: list[int] = []
-    cur = nfa.starts[0]
-    starts = set(nfa.starts)
-    # The first leaf may start at any state in the closure of any start state.
-    for leaf, (e, end) in enumerate(leaves):
+    cur: Iterable[int] = nfa.starts
+    for e, end in leaves:
         a, _, b, _ = nfa.edge(e)
-        if leaf == 0 and cur != a:
-            for s in starts:
-                try:
-                    path += eps_path(s, {a})
-                    break
-                except ValueError:
-                    continue
-            else:
-                raise ValueError("first witness edge is not reachable from a start")
-        else:
-            path += eps_path(cur, {a})
+        path += eps_path(cur, {a})
         path.append(e)
-        cur = b
-        path += eps_path(cur, {end})
-        cur = end
-    if not leaves:
-        for s in starts:
-            try:
-                return eps_path(s, set(nfa.finals))
-            except ValueError:
-                continue
-        raise ValueError("no epsilon path from a start to a final")
+        path += eps_path([b], {end})
+        cur = [end]
     path += eps_path(cur, set(nfa.finals))
     return path
 
@@ -201,7 +192,7 @@ class Renderer:
             if kind != KIND_LEXEME:
                 continue
             a, b = nfa.spans[e]
-            items = _items(chunks, a, b)
+            items = lexeme_items(chunks, a, b)
             holes = [v for k, v in items if k == "hole"]
             if not holes:
                 continue
@@ -244,7 +235,7 @@ def _join(ps: list[tuple[str, bool, bool]], sep: str, blank_before: bool, blank_
     return "".join(out)
 
 
-def _items(chunks: Sequence[str], a: Place, b: Place) -> list[tuple[str, object]]:
+def lexeme_items(chunks: Sequence[str], a: Place, b: Place) -> list[tuple[str, object]]:
     """The fixed texts and holes a lexeme from `a` to `b` runs through, in order."""
     items: list[tuple[str, object]] = []
     if a.in_hole:
