@@ -136,3 +136,80 @@ def json_documents(n: int, seed: int = 0) -> list[tuple[str, str]]:
         indent = rng.choice([None, 2, 4])
         docs.append((f"doc{i}", json.dumps(doc, indent=indent, ensure_ascii=rng.random() < 0.5)))
     return docs
+
+
+def stdlib_files(max_lines: int | None = None) -> list[Path]:
+    """The .py files of the running interpreter's standard library (not site-packages) that
+    `ast.parse` accepts, sorted; optionally only those with at most `max_lines` lines."""
+    import ast
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        if "site-packages" in path.parts:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+            ast.parse(text)
+        except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
+            continue
+        if max_lines is None or text.count("\n") <= max_lines:
+            out.append(path)
+    return out
+
+
+def boundary_cut(name: str, text: str, rng: random.Random, max_lines: int = 8) -> Cut | None:
+    """The complete-as-you-type shape: from inside a line (after its indentation) to the end
+    of a later line at the same indentation (the line break stays)."""
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.strip()]
+    if not starts:
+        return None
+    for _ in range(20):
+        i = rng.choice(starts)
+        line = lines[i]
+        ind = len(line) - len(line.lstrip())
+        same = [j for j in range(i, min(len(lines), i + max_lines))
+                if lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) == ind]
+        j = rng.choice(same)
+        col = rng.randint(ind, max(ind, len(line) - 1))
+        a = sum(len(x) + 1 for x in lines[:i]) + col
+        b = sum(len(x) + 1 for x in lines[:j]) + len(lines[j])
+        if b > a:
+            return cut(name, text, [(a, b)])
+    return None
+
+
+def line_cut(name: str, text: str, rng: random.Random) -> Cut | None:
+    """One whole line removed (its text, not its line break)."""
+    lines = text.split("\n")
+    cands = [i for i, line in enumerate(lines) if line.strip()]
+    if not cands:
+        return None
+    i = rng.choice(cands)
+    a = sum(len(x) + 1 for x in lines[:i])
+    return cut(name, text, [(a, a + len(lines[i]))])
+
+
+def python_cuts(kind: str, n: int, seed: int, holes: int = 1, max_lines: int = 400) -> list[Cut]:
+    """n deterministic cuts of standard-library files: kind is "span" (1-100 characters
+    anywhere, `holes` of them), "boundary" or "line"."""
+    files = stdlib_files(max_lines)
+    rng = random.Random(f"{kind}:{seed}:{holes}")
+    out: list[Cut] = []
+    while len(out) < n:
+        path = rng.choice(files)
+        text = path.read_text(encoding="utf-8")
+        name = f"{path.name}#{kind}{len(out)}"
+        c: Cut | None
+        if kind == "span":
+            spans = random_spans(text, holes, rng, 1, 100)
+            c = cut(name, text, spans) if spans else None
+        elif kind == "boundary":
+            c = boundary_cut(name, text, rng)
+        else:
+            c = line_cut(name, text, rng)
+        if c is not None:
+            out.append(c)
+    return out
