@@ -83,6 +83,10 @@ struct HfChecker {
   HfHeap eps_heap;                  /* Dijkstra queue of the ε-distances       */
   HfInt32Array stack;
   Array(HfEdge) edges;              /* composed terminal edges                 */
+  HfUint64Array ctx_in, ctx_out;    /* per state, grammar->ctx_words words: IN(p) and
+                                       OUT(q) of the context filter (rows of useful
+                                       states only are written)                   */
+  int context_filter;               /* hf_checker_set_context_filter, default 1 */
 
   /* Search. */
   Array(HfItem) items;
@@ -101,6 +105,10 @@ struct HfChecker {
 /* Per-run constants, kept together so the hot helpers take one pointer. */
 typedef struct HfRun {
   int vbits, qbits;
+  /* Context filter (NULL prec when off): a nonterminal item (p, A, q) is created only if
+   * PREC(A) meets IN(p) and FOLL(A) meets OUT(q); rows are `words` wide. */
+  const uint64_t *prec, *foll, *in, *out;
+  int32_t words;
   int32_t start_sym;
   uint64_t max_items;
   int want_witness;
@@ -127,6 +135,9 @@ HfChecker *hf_checker_new(const HfGrammar *grammar) {
   array_init(&self->eps_heap);
   array_init(&self->stack);
   array_init(&self->edges);
+  array_init(&self->ctx_in);
+  array_init(&self->ctx_out);
+  self->context_filter = 1;
   array_init(&self->items);
   hf_map_init(&self->item_map);
   hf_map_init(&self->left_index);
@@ -152,6 +163,8 @@ void hf_checker_delete(HfChecker *self) {
   array_destroy(&self->eps_heap);
   array_destroy(&self->stack);
   array_destroy(&self->edges);
+  array_destroy(&self->ctx_in);
+  array_destroy(&self->ctx_out);
   array_destroy(&self->items);
   hf_map_destroy(&self->item_map);
   hf_map_destroy(&self->left_index);
@@ -162,6 +175,10 @@ void hf_checker_delete(HfChecker *self) {
   array_destroy(&self->witness_edges);
   array_destroy(&self->witness_states);
   hf_free(self);
+}
+
+void hf_checker_set_context_filter(HfChecker *self, int enabled) {
+  if (self != NULL) self->context_filter = enabled != 0;
 }
 
 static HfVerdict hf_checker__fail(HfChecker *self, const char *format, ...) {
@@ -425,6 +442,58 @@ static int hf_checker__prepare(HfChecker *self, int32_t n_states, const int32_t 
   return HF_PREPARE_OK;
 }
 
+/* ---- context filter --------------------------------------------------------------------
+ * Why it is exact.  Every item the search needs lies in a derivation of a goal item
+ * (s, S, f): its leaves are composed edges chaining s = r0 -a1-> r1 ... -an-> rn = f.  An
+ * item (p, A, q) in it covers a1..an's slice a(i+1)..aj with p = ri, q = rj, and S =>*
+ * a1..ai A a(j+1)..an.  If i > 0, ai labels a composed edge ending at p, so ai ∈ IN(p),
+ * and ai ∈ PREC(A) by construction of PREC (hf_grammar.c); if i = 0, p = s is in the start
+ * set, so ⊢ ∈ IN(p) and ⊢ ∈ PREC(A).  Symmetrically FOLL(A) meets OUT(q).  So the filter
+ * only drops items of no goal derivation.  Knuth's search over the remaining items still
+ * finds every goal, and the lightest one at its true weight: all items of the lightest
+ * goal derivation pass.  Verdicts and witness weights are unchanged (the witness itself may
+ * differ between equally light ones).  Terminal items are the edges and are not
+ * filtered. */
+
+/* IN(p) / OUT(q) for the useful states, from the composed edges. */
+static bool hf_checker__contexts(HfChecker *self, int32_t n_states, int32_t words) {
+  size_t row = (size_t)words;
+  if (!array_resize(&self->ctx_in, (size_t)n_states * row)) return false;
+  if (!array_resize(&self->ctx_out, (size_t)n_states * row)) return false;
+  uint64_t *in = self->ctx_in.contents, *out = self->ctx_out.contents;
+  const uint8_t *flags = self->state_flags.contents;
+  const int32_t edge_bit = HF_CTX_EDGE(self->grammar->n_terminals);
+  const uint64_t edge_mask = UINT64_C(1) << (edge_bit % 64);
+  for (int32_t s = 0; s < n_states; s++) {
+    if ((flags[s] & HF_USEFUL) != HF_USEFUL) continue;
+    memset(in + (size_t)s * row, 0, row * sizeof *in);
+    memset(out + (size_t)s * row, 0, row * sizeof *out);
+    if (flags[s] & HF_START) in[(size_t)s * row + (size_t)(edge_bit / 64)] |= edge_mask;
+    if (flags[s] & HF_FINAL) out[(size_t)s * row + (size_t)(edge_bit / 64)] |= edge_mask;
+  }
+  for (size_t i = 0; i < self->edges.size; i++) {
+    const HfEdge *e = &self->edges.contents[i];
+    uint64_t bit = UINT64_C(1) << (e->label % 64);
+    out[(size_t)e->from * row + (size_t)(e->label / 64)] |= bit;
+    in[(size_t)e->to * row + (size_t)(e->label / 64)] |= bit;
+  }
+  return true;
+}
+
+/* Can a nonterminal `sym` starting at p take part in a goal derivation? */
+HF_INLINE bool hf_checker__left_fits(const HfRun *run, int32_t p, int32_t sym) {
+  return run->prec == NULL ||
+         hf__bits_meet(run->prec + (size_t)sym * (size_t)run->words,
+                       run->in + (size_t)p * (size_t)run->words, run->words);
+}
+
+/* ... and ending at q? */
+HF_INLINE bool hf_checker__right_fits(const HfRun *run, int32_t q, int32_t sym) {
+  return run->prec == NULL ||
+         hf__bits_meet(run->foll + (size_t)sym * (size_t)run->words,
+                       run->out + (size_t)q * (size_t)run->words, run->words);
+}
+
 /* ---- priority queue ------------------------------------------------------------------- */
 
 HF_INLINE bool hf_checker__push(HfChecker *self, uint64_t weight, int32_t item) {
@@ -627,6 +696,8 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
     return hf_checker__fail(self, "n_states = %d is too large for n_symbols = %d",
                             (int)n_states, (int)g->n_symbols);
   run.start_sym = g->start;
+  run.prec = run.foll = run.in = run.out = NULL;
+  run.words = g->ctx_words;
   run.want_witness = want_witness;
   run.goal = -1;
   run.best = 0;
@@ -646,6 +717,14 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
       break;
   }
 
+  if (self->context_filter && g->ctx_words > 0) {
+    if (!hf_checker__contexts(self, n_states, g->ctx_words)) goto oom;
+    run.prec = hf_grammar__ctx(g, HF_CTX_PREC, 0);
+    run.foll = hf_grammar__ctx(g, HF_CTX_FOLL, 0);
+    run.in = self->ctx_in.contents;
+    run.out = self->ctx_out.contents;
+  }
+
   /* Poll once up front so a cancelled request never pays for a search. */
   if (cancel != NULL && cancel(cancel_ctx)) {
     verdict = HF_CANCELLED;
@@ -663,7 +742,8 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
     int32_t a = g->nullable.contents[k];
     if (!g->used.contents[a] && a != g->start) continue;
     for (int32_t s = 0; s < n_states && status == HF_DISCOVER_OK; s++)
-      if ((self->state_flags.contents[s] & HF_USEFUL) == HF_USEFUL)
+      if ((self->state_flags.contents[s] & HF_USEFUL) == HF_USEFUL &&
+          hf_checker__left_fits(&run, s, a) && hf_checker__right_fits(&run, s, a))
         status = hf_checker__discover(self, &run, s, a, s, 0, HF_KIND_EMPTY, -1, -1);
   }
 
@@ -724,18 +804,24 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
 
     for (int32_t k = unary_start[x]; k < unary_start[x + 1] && status == HF_DISCOVER_OK; k++) {
       HF_STEP();
-      status = hf_checker__discover(self, &run, p, unary_parent[k], q, w, HF_KIND_UNARY,
-                                    index, -1);
+      int32_t a = unary_parent[k];
+      if (!hf_checker__left_fits(&run, p, a) || !hf_checker__right_fits(&run, q, a)) continue;
+      status = hf_checker__discover(self, &run, p, a, q, w, HF_KIND_UNARY, index, -1);
     }
     /* A -> X Y: partners (q, Y, r) start where this item ends. */
     for (int32_t k = left_start[x]; k < left_start[x + 1] && status == HF_DISCOVER_OK; k++) {
       HF_STEP();
       int32_t a = left_pairs[2 * k], y = left_pairs[2 * k + 1];
+      if (!hf_checker__left_fits(&run, p, a)) continue;
       int32_t j = hf_map_get(&self->left_index, hf_checker__index_key(&run, q, y));
       while (j >= 0 && status == HF_DISCOVER_OK) {
         HF_STEP();
         const HfItem *partner = &self->items.contents[j];
         int32_t next = partner->next_left;
+        if (!hf_checker__right_fits(&run, partner->q, a)) {
+          j = next;
+          continue;
+        }
         status = hf_checker__discover(self, &run, p, a, partner->q, w + partner->weight,
                                       HF_KIND_BINARY, index, j);
         j = next;
@@ -746,11 +832,16 @@ HfVerdict hf_checker_run(HfChecker *self, int32_t n_states,
          k++) {
       HF_STEP();
       int32_t a = right_pairs[2 * k], y = right_pairs[2 * k + 1];
+      if (!hf_checker__right_fits(&run, q, a)) continue;
       int32_t j = hf_map_get(&self->right_index, hf_checker__index_key(&run, p, y));
       while (j >= 0 && status == HF_DISCOVER_OK) {
         HF_STEP();
         const HfItem *partner = &self->items.contents[j];
         int32_t next = partner->next_right;
+        if (!hf_checker__left_fits(&run, partner->p, a)) {
+          j = next;
+          continue;
+        }
         status = hf_checker__discover(self, &run, partner->p, a, q, w + partner->weight,
                                       HF_KIND_BINARY, j, index);
         j = next;

@@ -35,6 +35,182 @@ static bool hf_grammar__index(HfInt32Array *starts, HfInt32Array *out, int32_t n
   return true;
 }
 
+/* ---- context sets ----------------------------------------------------------------------
+ * FIRST/LAST/PREC/FOLL (see hf_internal.h) are the least solution of inclusions between
+ * sets, one node per (family, symbol):
+ *   X -> Y Z:  FIRST(X) ⊇ FIRST(Y), and ⊇ FIRST(Z) if Y is nullable;
+ *              LAST(X)  ⊇ LAST(Z),  and ⊇ LAST(Y)  if Z is nullable;
+ *              PREC(Y)  ⊇ PREC(X);  PREC(Z) ⊇ LAST(Y), and ⊇ PREC(X) if Y is nullable;
+ *              FOLL(Z)  ⊇ FOLL(X);  FOLL(Y) ⊇ FIRST(Z), and ⊇ FOLL(X) if Z is nullable;
+ *   X -> Y:    all four of X flow to/from Y the same way (FIRST, LAST up; PREC, FOLL down);
+ *   FIRST(t) = LAST(t) = {t} for a terminal t; PREC(S) ∋ ⊢, FOLL(S) ∋ ⊣.
+ * Why PREC(A) holds every terminal that precedes A in a derivation S =>* u A v (u, v
+ * terminal words; the last letter of u, or ⊢ when u = ε): walk the derivation tree from
+ * the root to A's node.  The root starts at the beginning (⊢ ∈ PREC(S)).  If node X ->
+ * Y Z is on the path, Y starts where X starts (PREC(Y) ⊇ PREC(X)), and Z starts after Y's
+ * yield: its last letter is in LAST(Y) when that yield is non-empty; when it is empty, Y
+ * is nullable and Z starts where X starts.  Unary nodes keep the start.  FOLL mirrors it.
+ * So the sets over-approximate the real contexts (they ignore whether the rest of the
+ * sentential form can be completed), which is what the filter needs: it may only drop
+ * items that no derivation uses.
+ * Solved by a worklist over the inclusion graph: each set only grows, at most
+ * n_terminals + 1 times, so the work is O(edges * (n_terminals + 1) * ctx_words). */
+
+/* Nullable closure (A -> ε, A -> X with X nullable, A -> X Y with both nullable), by a
+ * worklist over the child indexes.  null[X] != 0 on return for nullable X. */
+static bool hf_grammar__nullable_closure(const HfGrammar *self, uint8_t *null,
+                                         HfInt32Array *stack) {
+  memset(null, 0, (size_t)self->n_symbols);
+  array_clear(stack);
+  for (size_t i = 0; i < self->nullable.size; i++) {
+    int32_t a = self->nullable.contents[i];
+    null[a] = 1;
+    if (!array_push(stack, a)) return false;
+  }
+  const int32_t *left_start = self->left_start.contents;
+  const int32_t *left_pairs = self->left_pairs.contents;
+  const int32_t *right_start = self->right_start.contents;
+  const int32_t *right_pairs = self->right_pairs.contents;
+  const int32_t *unary_start = self->unary_start.contents;
+  const int32_t *unary_parent = self->unary_parent.contents;
+  while (stack->size > 0) {
+    int32_t x = stack->contents[--stack->size];
+    for (int32_t k = unary_start[x]; k < unary_start[x + 1]; k++) {
+      int32_t a = unary_parent[k];
+      if (null[a]) continue;
+      null[a] = 1;
+      if (!array_push(stack, a)) return false;
+    }
+    /* A -> X Y with Y nullable, and A -> Y X with Y nullable. */
+    for (int pass = 0; pass < 2; pass++) {
+      const int32_t *st = pass == 0 ? left_start : right_start;
+      const int32_t *pairs = pass == 0 ? left_pairs : right_pairs;
+      for (int32_t k = st[x]; k < st[x + 1]; k++) {
+        int32_t a = pairs[2 * k], other = pairs[2 * k + 1];
+        if (null[a] || !null[other]) continue;
+        null[a] = 1;
+        if (!array_push(stack, a)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+static bool hf_grammar__contexts(HfGrammar *self, const int32_t *binary, size_t n_binary,
+                                 const int32_t *unary, size_t n_unary) {
+  bool ok = false;
+  const int32_t n = self->n_symbols, words = self->ctx_words;
+  const size_t n_nodes = (size_t)HF_CTX_FAMILIES * (size_t)n;
+  HfByteArray null, queued;
+  HfInt32Array pairs, graph_start, graph_list, stack;
+  array_init(&null);
+  array_init(&queued);
+  array_init(&pairs);
+  array_init(&graph_start);
+  array_init(&graph_list);
+  array_init(&stack);
+  if (!array_resize(&null, (size_t)n) || !array_resize(&queued, n_nodes) ||
+      !array_resize(&graph_start, n_nodes + 1) ||
+      !array_reserve(&pairs, 2 * (10 * n_binary + 4 * n_unary)) ||
+      !array_resize(&self->ctx_sets, n_nodes * (size_t)words))
+    goto exit;
+  if (!hf_grammar__nullable_closure(self, null.contents, &stack)) goto exit;
+
+  /* The inclusion graph: pairs (from, to) meaning set[to] ⊇ set[from]. */
+#define HF_NODE(family, sym) ((int32_t)(family) * n + (sym))
+#define HF_FLOW(from, to)                                                   \
+  do {                                                                      \
+    pairs.contents[pairs.size++] = (from);                                  \
+    pairs.contents[pairs.size++] = (to);                                    \
+  } while (0)
+  for (size_t i = 0; i < n_binary; i++) {
+    int32_t x = binary[3 * i], y = binary[3 * i + 1], z = binary[3 * i + 2];
+    HF_FLOW(HF_NODE(HF_CTX_FIRST, y), HF_NODE(HF_CTX_FIRST, x));
+    HF_FLOW(HF_NODE(HF_CTX_LAST, z), HF_NODE(HF_CTX_LAST, x));
+    HF_FLOW(HF_NODE(HF_CTX_PREC, x), HF_NODE(HF_CTX_PREC, y));
+    HF_FLOW(HF_NODE(HF_CTX_LAST, y), HF_NODE(HF_CTX_PREC, z));
+    HF_FLOW(HF_NODE(HF_CTX_FOLL, x), HF_NODE(HF_CTX_FOLL, z));
+    HF_FLOW(HF_NODE(HF_CTX_FIRST, z), HF_NODE(HF_CTX_FOLL, y));
+    if (null.contents[y]) {
+      HF_FLOW(HF_NODE(HF_CTX_FIRST, z), HF_NODE(HF_CTX_FIRST, x));
+      HF_FLOW(HF_NODE(HF_CTX_PREC, x), HF_NODE(HF_CTX_PREC, z));
+    }
+    if (null.contents[z]) {
+      HF_FLOW(HF_NODE(HF_CTX_LAST, y), HF_NODE(HF_CTX_LAST, x));
+      HF_FLOW(HF_NODE(HF_CTX_FOLL, x), HF_NODE(HF_CTX_FOLL, y));
+    }
+  }
+  for (size_t i = 0; i < n_unary; i++) {
+    int32_t x = unary[2 * i], y = unary[2 * i + 1];
+    HF_FLOW(HF_NODE(HF_CTX_FIRST, y), HF_NODE(HF_CTX_FIRST, x));
+    HF_FLOW(HF_NODE(HF_CTX_LAST, y), HF_NODE(HF_CTX_LAST, x));
+    HF_FLOW(HF_NODE(HF_CTX_PREC, x), HF_NODE(HF_CTX_PREC, y));
+    HF_FLOW(HF_NODE(HF_CTX_FOLL, x), HF_NODE(HF_CTX_FOLL, y));
+  }
+#undef HF_FLOW
+  /* CSR by source node. */
+  size_t n_flows = pairs.size / 2;
+  if (!array_resize(&graph_list, n_flows)) goto exit;
+  int32_t *gs = graph_start.contents;
+  memset(gs, 0, (n_nodes + 1) * sizeof *gs);
+  for (size_t i = 0; i < n_flows; i++) gs[pairs.contents[2 * i] + 1]++;
+  for (size_t v = 0; v < n_nodes; v++) gs[v + 1] += gs[v];
+  for (size_t i = 0; i < n_flows; i++)
+    graph_list.contents[gs[pairs.contents[2 * i]]++] = pairs.contents[2 * i + 1];
+  for (size_t v = n_nodes; v > 0; v--) gs[v] = gs[v - 1];
+  gs[0] = 0;
+
+  /* Seeds, then propagate. */
+  uint64_t *sets = self->ctx_sets.contents;
+  memset(sets, 0, n_nodes * (size_t)words * sizeof *sets);
+  memset(queued.contents, 0, n_nodes);
+  array_clear(&stack);
+  const int32_t edge_bit = HF_CTX_EDGE(self->n_terminals);
+  for (int32_t t = 0; t < self->n_terminals; t++) {
+    for (int family = HF_CTX_FIRST; family <= HF_CTX_LAST; family++) {
+      int32_t v = HF_NODE(family, t);
+      sets[(size_t)v * (size_t)words + (size_t)(t / 64)] |= UINT64_C(1) << (t % 64);
+      queued.contents[v] = 1;
+      if (!array_push(&stack, v)) goto exit;
+    }
+  }
+  for (int family = HF_CTX_PREC; family <= HF_CTX_FOLL; family++) {
+    int32_t v = HF_NODE(family, self->start);
+    sets[(size_t)v * (size_t)words + (size_t)(edge_bit / 64)] |= UINT64_C(1) << (edge_bit % 64);
+    queued.contents[v] = 1;
+    if (!array_push(&stack, v)) goto exit;
+  }
+#undef HF_NODE
+  while (stack.size > 0) {
+    int32_t u = stack.contents[--stack.size];
+    queued.contents[u] = 0;
+    const uint64_t *from = sets + (size_t)u * (size_t)words;
+    for (int32_t k = gs[u]; k < gs[u + 1]; k++) {
+      int32_t v = graph_list.contents[k];
+      uint64_t *to = sets + (size_t)v * (size_t)words;
+      uint64_t grew = 0;
+      for (int32_t w = 0; w < words; w++) {
+        grew |= from[w] & ~to[w];
+        to[w] |= from[w];
+      }
+      if (grew && !queued.contents[v]) {
+        queued.contents[v] = 1;
+        if (!array_push(&stack, v)) goto exit;
+      }
+    }
+  }
+  ok = true;
+
+exit:
+  array_destroy(&null);
+  array_destroy(&queued);
+  array_destroy(&pairs);
+  array_destroy(&graph_start);
+  array_destroy(&graph_list);
+  array_destroy(&stack);
+  return ok;
+}
+
 HfGrammar *hf_grammar_new(int32_t n_terminals, int32_t n_symbols, int32_t start,
                           const int32_t *binary, size_t n_binary,
                           const int32_t *unary, size_t n_unary,
@@ -58,8 +234,11 @@ HfGrammar *hf_grammar_new(int32_t n_terminals, int32_t n_symbols, int32_t start,
     hf_grammar__error(error, error_cap, "%s", "NULL production array with non-zero count");
     return NULL;
   }
-  if (n_binary > INT32_MAX / 2 || n_unary > INT32_MAX || n_nullable > INT32_MAX) {
-    hf_grammar__error(error, error_cap, "%s", "too many productions");
+  /* Bounds keep every int32 offset of the indexes (and of the context sets' inclusion
+   * graph, 10 entries per binary and 4 per unary production) in range. */
+  if (n_binary > INT32_MAX / 32 || n_unary > INT32_MAX / 16 || n_nullable > INT32_MAX ||
+      n_symbols > INT32_MAX / HF_CTX_FAMILIES) {
+    hf_grammar__error(error, error_cap, "%s", "too many productions or symbols");
     return NULL;
   }
   for (size_t i = 0; i < 3 * n_binary; i++) {
@@ -104,6 +283,13 @@ HfGrammar *hf_grammar_new(int32_t n_terminals, int32_t n_symbols, int32_t start,
   array_init(&self->unary_parent);
   array_init(&self->nullable);
   array_init(&self->used);
+  array_init(&self->ctx_sets);
+  self->ctx_words = (n_terminals + 1 + 63) / 64;
+  /* Context sets cost 4 * n_symbols * ctx_words words; past HF_CTX_MAX_WORDS (a grammar
+   * with tens of thousands of terminals) the filter is off for this grammar instead. */
+  if ((uint64_t)HF_CTX_FAMILIES * (uint64_t)n_symbols * (uint64_t)self->ctx_words >
+      HF_CTX_MAX_WORDS)
+    self->ctx_words = 0;
 
   static const size_t left_payload[2] = {0, 2};   /* A -> X Y keyed by X: (A, Y) */
   static const size_t right_payload[2] = {0, 1};  /* keyed by Y: (A, X)          */
@@ -133,6 +319,8 @@ HfGrammar *hf_grammar_new(int32_t n_terminals, int32_t n_symbols, int32_t start,
   }
   for (size_t i = 0; i < self->nullable.size; i++)
     self->used.contents[self->nullable.contents[i]] &= 1;
+  if (self->ctx_words > 0 && !hf_grammar__contexts(self, binary, n_binary, unary, n_unary))
+    goto oom;
   return self;
 
 oom:
@@ -151,6 +339,7 @@ void hf_grammar_delete(HfGrammar *self) {
   array_destroy(&self->unary_parent);
   array_destroy(&self->nullable);
   array_destroy(&self->used);
+  array_destroy(&self->ctx_sets);
   hf_free(self);
 }
 

@@ -144,6 +144,42 @@ struct HfGrammar {
   HfInt32Array unary_parent; /* A for every A -> X, grouped by X                     */
   HfInt32Array nullable;     /* distinct A with A -> ε                               */
   HfByteArray used;          /* used[X] != 0 when X occurs in some right-hand side   */
+  /* Context sets for the search's context filter (see hf_grammar__contexts), bitsets of
+   * ctx_words 64-bit words over bit t = terminal t and bit HF_CTX_EDGE(n_terminals) = the
+   * input boundary (⊢ in PREC, ⊣ in FOLL).  ctx_sets holds four families of n_symbols
+   * rows each, row X of family f at ((f * n_symbols) + X) * ctx_words.  ctx_words == 0:
+   * no sets (too large), the filter is off. */
+  int32_t ctx_words;
+  Array(uint64_t) ctx_sets;
 };
+
+/* Families of HfGrammar.ctx_sets. */
+enum {
+  HF_CTX_FIRST = 0, /* terminals that can begin a non-empty derivation of X            */
+  HF_CTX_LAST = 1,  /* terminals that can end one                                       */
+  HF_CTX_PREC = 2,  /* terminals (or ⊢) that can stand right before X in a sentential
+                       form of the start symbol                                         */
+  HF_CTX_FOLL = 3,  /* terminals (or ⊣) that can stand right after X                   */
+  HF_CTX_FAMILIES = 4
+};
+
+/* Largest context-set table (in 64-bit words, 128 MB) a grammar builds; beyond it
+ * ctx_words is 0 and the context filter is off for that grammar. */
+#define HF_CTX_MAX_WORDS (UINT64_C(1) << 24)
+
+/* The boundary bit (⊢ / ⊣) of a grammar with n terminals. */
+#define HF_CTX_EDGE(n_terminals) (n_terminals)
+
+HF_INLINE const uint64_t *hf_grammar__ctx(const HfGrammar *self, int family, int32_t sym) {
+  return self->ctx_sets.contents +
+         ((size_t)family * (size_t)self->n_symbols + (size_t)sym) * (size_t)self->ctx_words;
+}
+
+/* a ∩ b != ∅ for two bitsets of `words` words. */
+HF_INLINE bool hf__bits_meet(const uint64_t *a, const uint64_t *b, int32_t words) {
+  for (int32_t w = 0; w < words; w++)
+    if (a[w] & b[w]) return true;
+  return false;
+}
 
 #endif /* HF_INTERNAL_H */

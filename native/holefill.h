@@ -9,6 +9,19 @@
  * first (Knuth's generalisation of Dijkstra, bucket queue), so a witness returned in
  * `want_witness` mode has minimum total edge weight, ε edges included.
  *
+ * Context filter (on by default, see hf_checker_set_context_filter): the grammar records,
+ * per symbol A, PREC(A) -- the terminals (or the beginning of input ⊢) that can stand right
+ * before A in a sentential form of the start symbol -- and FOLL(A) -- those (or the end
+ * ⊣) that can stand right after it.  A run records, per NFA state p, IN(p) -- the labels of
+ * ε-composed edges ending at p, plus ⊢ if p is ε-reachable from a start -- and OUT(q) --
+ * the labels of composed edges leaving q, plus ⊣ if q is final.  A nonterminal item
+ * (p, A, q) is created only if PREC(A) ∩ IN(p) and FOLL(A) ∩ OUT(q) are non-empty.  It
+ * assumes nothing about the input: every item of a derivation of a goal passes, so
+ * verdicts and witness weights are exactly those of the unfiltered search (which of
+ * several equally light witnesses is returned may differ).  It only saves work: items
+ * (p, A, q) whose neighbouring lexemes cannot surround an A, such as a list nonterminal
+ * starting in the middle of a list.
+ *
  * Symbols are int32: 0 .. n_terminals-1 are terminals, n_terminals .. n_symbols-1 are
  * nonterminals.  A terminal needs no A -> a rule: its items are the NFA edges it labels.
  *
@@ -97,12 +110,16 @@ typedef int (*HfCancelFn)(void *ctx);
 
 typedef struct HfGrammar HfGrammar;
 
-/* Builds an immutable grammar with its production indexes.
+/* Builds an immutable grammar with its production indexes and the context sets of the
+ * filter (PREC/FOLL above; cost O(productions * n_terminals / 64) time and
+ * 4 * n_symbols * (n_terminals / 64 + 1) words of memory; past 2^24 words, i.e. a grammar
+ * with tens of thousands of terminals, the sets are skipped and the filter is off).
  *
  * binary:   n_binary triples (A, X, Y) in one flat array: A -> X Y.
  * unary:    n_unary pairs (A, X):                          A -> X.
  * nullable: n_nullable nonterminals A:                     A -> ε.
- * A must be a nonterminal; X, Y any symbol; start a nonterminal.
+ * A must be a nonterminal; X, Y any symbol; start a nonterminal.  At most 2^26 binary
+ * and 2^27 unary productions, and n_symbols < 2^29.
  * The arrays are copied; they may be NULL when their count is 0.
  * Returns NULL on bad input or out of memory, with a NUL-terminated message naming the
  * offending array and index written to `error` (at most error_cap bytes; error may be
@@ -133,6 +150,11 @@ HfChecker *hf_checker_new(const HfGrammar *grammar);
 
 /* Frees the checker and all its buffers; NULL is a no-op. */
 void hf_checker_delete(HfChecker *self);
+
+/* Turns the context filter (see the top of this header) on (non-zero, the default) or off
+ * for the following runs.  It never changes a verdict or a witness weight, only the work;
+ * off is for tests and benchmarks that compare.  NULL is a no-op. */
+void hf_checker_set_context_filter(HfChecker *self, int enabled);
 
 /* Decides whether the grammar's language meets the NFA's.
  *

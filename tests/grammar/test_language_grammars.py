@@ -188,6 +188,68 @@ def test_checker_on_fixtures(lang: str, row: dict[str, str]) -> None:
     assert (got is verdict.YES) == (row["expect"] == "accept"), row["why"]
 
 
+# Valid C++ (g++ accepts each) that cpp.lark rejects on purpose, each one under "Rejected
+# although C++" in the grammar's header: tree-sitter-cpp, which judges rendered witnesses,
+# rejects most of them, and shortest witnesses would exploit the rest. Not fixture rows, since
+# those must agree with g++.
+_H = "#include<vector>\nusing namespace std;\n"
+CPP_REJECTED_ON_PURPOSE = [
+    ("#\nint x;\n", "the null directive"),
+    ("#if 0\n#error unreachable\n#endif\nint x;\n", "`#error`"),
+    ("#include<vector> int x;\n", "tokens after an `#include` header name (g++ ignores them)"),
+    ("#ifdef X Y\n#endif\nint x;\n", "tokens after `#ifdef NAME`"),
+    ("#if(1)\nint x;\n#endif\n", "`#if` directly followed by `(`"),
+    ("#if 1 ? 2 : 0\nint x;\n#endif\n", "`?:` in an `#if` expression"),
+    ("int x;\n#define N 1", "a directive on the last line without a newline"),
+    (_H + "int f(int x){ if (x) int y = x; return 0; }\n", "a declaration as an `if` substatement"),
+    (
+        _H + "int f(int x){ while (x) int y = x--; return 0; }\n",
+        "a declaration as a `while` substatement",
+    ),
+    (_H + "void f(int x){ switch (x) x++; }\n", "a `switch` body that is not a block"),
+    (_H + "void f(){ for (; int x = 0; ) {} }\n", "a declaration as a classic `for` condition"),
+    (
+        _H + "void f(){ if (int x = {1}) {} }\n",
+        "a condition declaration initialised with `= {...}`",
+    ),
+    (_H + "int typedef t;\n", "`typedef` after the base type"),
+    (_H + "int f(int x){ return x ? x : throw 1; }\n", "`throw` inside an expression"),
+    (_H + "void f(int** q){ delete[] *q; }\n", "`delete[]` followed by a prefix operator"),
+    (
+        "#include<string>\nusing namespace std;\n"
+        "size_t f(string s){ auto p = &string::size; return (s.*p)(); }\n",
+        "the pointer-to-member operator `.*`",
+    ),
+    (
+        _H + "template<class T> T v = T(1);\nvoid f(){ v<int> = 2; }\n",
+        "assignment to a variable template-id",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    CPP_REJECTED_ON_PURPOSE,
+    ids=[f"cpp-diff-{i}" for i in range(len(CPP_REJECTED_ON_PURPOSE))],
+)
+def test_checker_rejects_documented_cpp_differences(text: str, why: str) -> None:
+    """holefill's checker says NO to each documented valid-C++ construct outside the subset."""
+    chk, verdict = checker("cpp")
+    assert chk.completable([text]) is verdict.NO, why
+
+
+@needs_gpp
+def test_documented_cpp_differences_are_valid_cpp(
+    stub_include: Path, pytestconfig: pytest.Config
+) -> None:
+    """g++ accepts every entry of CPP_REJECTED_ON_PURPOSE (else it belongs in the fixtures)."""
+    texts = [text for text, _ in CPP_REJECTED_ON_PURPOSE]
+    verdicts = gpp_accepts(texts, stub_include, pytestconfig.cache)
+    assert [
+        why for (_, why), ok in zip(CPP_REJECTED_ON_PURPOSE, verdicts, strict=True) if not ok
+    ] == []
+
+
 @pytest.mark.parametrize(("lang", "row"), fixture_params("json"))
 def test_lark_on_json_fixtures(lang: str, row: dict[str, str]) -> None:
     """Lark, reading json.lark with holefill's lexing rule, agrees with every JSON row."""

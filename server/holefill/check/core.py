@@ -155,7 +155,9 @@ class NativeChecker:
     """A reusable search handle (HfChecker). Not thread-safe: serialise calls on one
     checker. Keeps its native buffers between runs, so repeated runs are cheap."""
 
-    def __init__(self, grammar: NativeGrammar) -> None:
+    def __init__(self, grammar: NativeGrammar, *, context_filter: bool = True) -> None:
+        """`context_filter=False` turns off the core's context filter (see holefill.h): same
+        verdicts and witness weights, more work; for tests and benchmarks that compare."""
         if grammar._ptr is None:
             raise CoreError("grammar is closed")
         ptr = lib.hf_checker_new(grammar._ptr)
@@ -163,6 +165,7 @@ class NativeChecker:
             raise CoreError("out of memory creating a checker")
         self.grammar = grammar  # keeps the borrowed HfGrammar alive
         self._ptr = ffi.gc(ptr, lib.hf_checker_delete)
+        lib.hf_checker_set_context_filter(self._ptr, 1 if context_filter else 0)
         self._limits = ffi.new("HfLimits *")
         self._stats = ffi.new("HfStats *")
 

@@ -47,25 +47,106 @@ LINE_TOKENS_NONE, LINE_TOKENS_SOME, LINE_TOKENS_UNKNOWN = 0, 1, 2
 PENDING_NONE = -1  # not at the start of a line (or the line's width is the hole's business)
 
 
+# Indentation stacks are tuples, innermost last, of known widths (>= 0) and *free zones*:
+# FREE0 / FREE1 stand for zero-or-more / one-or-more levels whose widths lie strictly between
+# the known widths around them (or above the last one). A hole creates them: the levels the
+# hole's text opens have widths we may still choose. The bottom is always the known level 0.
+FREE0, FREE1 = -1, -2
+Stack = tuple[int, ...]
+# Layout moves: "I" INDENT, "D" DEDENT, "D*" any number of DEDENTs, "D+" at least one.
+Moves = tuple[str, ...]
+
+
+def _free_all(m: int) -> str:
+    return "D*" if m == FREE0 else "D+"
+
+
+def line_at(st: Stack, w: int, unit: int | None) -> list[tuple[Moves, Stack]]:
+    """The first token of a logical line of width w against stack st: the alternatives of
+    INDENT / DEDENT moves and the new stack. In strict mode (unit) free zones lie only at the
+    top and every level is a multiple of the unit, so counts are exact once w pins them."""
+    top = st[-1]
+    if top >= 0:
+        if w > top:
+            return [(("I",), st + (w,))]
+        if w == top:
+            return [((), st)]
+        return _pop(st[:-1], w, ("D",), unit)
+    m, a = top, st[-2]
+    if w == a:
+        return [((_free_all(m),), st[:-1])]
+    if w < a:
+        return _pop(st[:-2], w, (_free_all(m), "D"), unit)
+    if unit is not None:
+        if (w - a) % unit:
+            return []
+        levels = tuple(range(a + unit, w + 1, unit))
+        alts: list[tuple[Moves, Stack]] = [((), st[:-1] + levels), (("D+",), st[:-1] + levels)]
+        if w - unit > a or m == FREE0:
+            alts.append((("I",), st[:-1] + levels))
+        return alts
+    return [
+        ((), st[:-1] + (FREE0, w)),  # the hole's last line was at width w
+        (("I",), st[:-1] + (m, w)),  # ... below w
+        (("D+",), st[:-1] + (FREE0, w)),  # ... above w, and a level at w was open
+    ]
+
+
+def _pop(st: Stack, w: int, moves: Moves, unit: int | None) -> list[tuple[Moves, Stack]]:
+    """Dedenting to width w: pop until a level equals w (no INDENT may follow)."""
+    while st:
+        top = st[-1]
+        if top >= 0:
+            if w == top:
+                return [(moves, st)]
+            if w > top:
+                return []  # a dedent to a width that was never opened
+            st, moves = st[:-1], moves + ("D",)
+            continue
+        m, a = top, st[-2]
+        if w > a and unit is None:
+            return [(moves + ("D*",), st[:-1] + (FREE0, w))]
+        if w > a:
+            return []  # strict zones lie only at the top, and a dedent never lands in one
+        moves += (_free_all(m),)
+        st = st[:-1]
+    return []
+
+
+def close_all(st: Stack) -> Moves:
+    """The DEDENTs at end of file."""
+    moves: list[str] = []
+    for x in reversed(st):
+        if x > 0:
+            moves.append("D")
+        elif x < 0:
+            moves.append(_free_all(x))
+    return tuple(moves)
+
+
+def hole_exits(entry: Stack) -> list[Stack]:
+    """The stacks possible after a hole that may emit NEWLINE / INDENT / DEDENT: it may close
+    levels down to any known one and open any number of new (free) levels above it."""
+    return [entry[: i + 1] + (FREE0,) for i, x in enumerate(entry) if x >= 0]
+
+
 @dataclass(frozen=True)
 class Layout:
     """What the tokenizer knows at a lexeme boundary.
 
     depth:   >= 0 the bracket depth; -(k+1) means inside brackets opened before this chunk's
              context began (unknown how many), with k more opened since.
-    stack:   known indentation widths, innermost last.
-    base:    True when unknown levels lie below `stack` (context after a hole).
+    stack:   the indentation stack (known widths and free zones, see `line_at`).
     line:    whether the current logical line holds tokens (LINE_TOKENS_*).
     pending: width of a line start whose first token has not come yet, or PENDING_NONE.
     cont:    a backslash continuation came after the last token (CPython rejects EOF here).
     """
 
     depth: int
-    stack: tuple[int, ...]
-    base: bool
+    stack: Stack
     line: int
     pending: int
-    cont: bool = False  # a backslash continuation since the last token: EOF is an error here
+    cont: bool = False
 
 
 def indent_width(ws: str) -> int:
@@ -148,6 +229,7 @@ class PythonLayoutLexer:
         self.indent = g.terminal_id("INDENT")
         self.dedent = g.terminal_id("DEDENT")
         self.line_cont = g.terminal_id("LINE_CONT")
+        self.ws = g.terminal_id("WS")
         self.openers = {g.terminal_id(f'"{c}"') for c in "([{"}
         self.closers = {g.terminal_id(f'"{c}"') for c in ")]}"}
         self.hole_terminals = [*self.raw.hole_terminals, self.newline, self.indent, self.dedent]
@@ -166,41 +248,21 @@ class PythonLayoutLexer:
     def _at_width(self, lay: Layout, w: int, unit: int | None) -> list[tuple[list, Layout]]:
         """The first token of a line of width w: INDENT / DEDENTs against the stack."""
         st = lay.stack
-        if not st:  # after a hole: compare with the unknown width of the hole's last line
-            new = (w,)
-            base = w > 0
-            if unit is not None and w % unit:
-                return []
-            alts: list[tuple[list, Layout]] = [
-                ([], replace(lay, stack=new, base=base)),
-                ([(self.dedent, "+")], replace(lay, stack=new, base=base)),
-            ]
-            if w > 0:
-                alts.append(([self.indent], replace(lay, stack=new, base=base)))
-            return alts
-        top = st[-1]
-        if w > top:
-            self._steps.add(w - top)
-            return [([self.indent], replace(lay, stack=st + (w,)))]
-        if w == top:
-            return [([], lay)]
+        if st[-1] >= 0 and w > st[-1]:
+            self._steps.add(w - st[-1])
+        return [(self._moves(moves), replace(lay, stack=new)) for moves, new in
+                line_at(st, w, unit)]
+
+    def _moves(self, moves: Moves) -> list:
         out: list = []
-        k = len(st)
-        while k and st[k - 1] > w:
-            out.append(self.dedent)
-            k -= 1
-        if k:
-            if st[k - 1] != w:
-                return []  # dedent to a width that was never opened
-            return [(out, replace(lay, stack=st[:k]))]
-        if not lay.base:
-            return []
-        if unit is not None:
-            if w % unit:
-                return []
-            out += [self.dedent] * ((st[0] - w) // unit - 1)
-            return [(out, replace(lay, stack=(w,), base=w > 0))]
-        return [(out + [(self.dedent, "*")], replace(lay, stack=(w,), base=w > 0))]
+        for mv in moves:
+            if mv == "I":
+                out.append(self.indent)
+            elif mv == "D":
+                out.append(self.dedent)
+            else:
+                out.append((self.dedent, mv[1]))
+        return out
 
     def _token(self, lay: Layout, term: int, unit: int | None) -> list[tuple[list, Layout]]:
         """A real token: indentation first if it starts a line, then brackets."""
@@ -231,24 +293,10 @@ class PythonLayoutLexer:
         return [(toks, replace(l2, line=LINE_TOKENS_NONE, pending=width, cont=False))
                 for toks, l2 in self._line_end(lay)]
 
-    def _eof(self, lay: Layout, unit: int | None) -> list[list]:
+    def _eof(self, lay: Layout) -> list[list]:
         if lay.depth != 0 or lay.cont:
             return []
-        out = []
-        for toks, l2 in self._line_end(lay):
-            toks = list(toks)
-            st = l2.stack
-            if not st:
-                toks.append((self.dedent, "*"))
-            else:
-                toks += [self.dedent] * sum(1 for w in st if w > 0)
-                if l2.base and st[0] > 0:
-                    if unit is not None:
-                        toks += [self.dedent] * (st[0] // unit - 1)
-                    else:
-                        toks.append((self.dedent, "*"))
-            out.append(toks)
-        return out
+        return [toks + self._moves(close_all(l2.stack)) for toks, l2 in self._line_end(lay)]
 
     # -- the product -------------------------------------------------------------------
 
@@ -265,10 +313,10 @@ class PythonLayoutLexer:
     def _product(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None) -> LexemeNFA:
         self._steps: set[int] = set()
         prod = _Product()
-        ids: dict[tuple[int, Layout | None], int] = {}
-        todo: list[tuple[int, Layout | None]] = []
+        ids: dict[tuple[int, object], int] = {}
+        todo: list[tuple[int, object]] = []
 
-        def state(rs: int, lay: Layout | None) -> int:
+        def state(rs: int, lay: object) -> int:
             key = (rs, lay)
             s = ids.get(key)
             if s is None:
@@ -311,55 +359,101 @@ class PythonLayoutLexer:
 
         start_text = chunks[0]
         lead = re.match(r"[ \t\f]*", start_text)
-        file_start = Layout(0, (0,), False, LINE_TOKENS_NONE,
-                            indent_width(lead.group(0)) if lead else 0)
+        file_start = Layout(0, (0,), LINE_TOKENS_NONE, indent_width(lead.group(0)) if lead else 0)
         starts = [state(raw.starts[0], file_start)]
-        after_hole = [Layout(0, (), True, LINE_TOKENS_UNKNOWN, PENDING_NONE),
-                      Layout(-1, (), True, LINE_TOKENS_UNKNOWN, PENDING_NONE)]
-        after_hole_nl = [replace(lay, line=LINE_TOKENS_NONE) for lay in after_hole]
+        no_layout = {self.newline, self.indent, self.dedent}
+        same_line_terminals = [t for t in self.hole_terminals if t not in no_layout]
+
+        def hole(rt: int, entry: Layout) -> int:
+            """A hole entered with layout `entry`. Until the hole emits a NEWLINE the
+            logical line goes on and the indentation stack stays as it is (H-same); after
+            one, or when the hole begins at a line start, the hole may close and open levels
+            (H-open, which remembers the stack it was entered with)."""
+            if entry.pending != PENDING_NONE:
+                return state(rt, ("open", entry.stack))
+            line = LINE_TOKENS_SOME if entry.line == LINE_TOKENS_SOME else LINE_TOKENS_UNKNOWN
+            return state(rt, replace(entry, depth=0, line=line, cont=False))
+
+        def open_hole(rt: int, stack: Stack) -> int:
+            return state(rt, ("open", stack))
 
         while todo:
             rs, lay = todo.pop()
             src = ids[(rs, lay)]
-            if lay is None:  # a hole
-                for t in self.hole_terminals:
-                    prod.add(src, t, src, 1, KIND_HOLE, t, (Place(hole=_hole_of(raw, rs)),) * 2, -1)
+            in_hole = rs in hole_raw
+            if in_hole:
+                place = (Place(hole=_hole_of(raw, rs)),) * 2
+                if isinstance(lay, tuple):  # H-open
+                    for t in self.hole_terminals:
+                        prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
+                    exits = [Layout(d, st, LINE_TOKENS_UNKNOWN, PENDING_NONE)
+                             for st in hole_exits(lay[1]) for d in (0, -1)]
+                    exits_nl = [replace(x, line=LINE_TOKENS_NONE) for x in exits]
+                    entry_stack = lay[1]
+                else:
+                    assert isinstance(lay, Layout)
+                    for t in same_line_terminals:
+                        prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
+                    prod.add(src, self.newline, open_hole(rs, lay.stack), 1, KIND_HOLE,
+                             self.newline, place, -1)
+                    exits = [lay, replace(lay, depth=-1)]
+                    exits_nl = [replace(lay, depth=-1)]  # a line break inside brackets
+                    entry_stack = lay.stack
             elif rs in final_raw:
-                for toks in self._eof(lay, unit):
+                assert isinstance(lay, Layout)
+                for toks in self._eof(lay):
                     emit(src, toks, final, None)
             for e in out_edges.get(rs, ()):
                 _, label, rt, weight = raw.edge(e)
                 a, b = raw.spans[e]
                 term = raw.terms[e]
                 to_hole = rt in hole_raw
-                if lay is None:  # leaving a hole: the context is unknown from here
-                    if term == self.nl:
-                        for l0 in after_hole_nl:
-                            emit(src, [], state(rt, None if to_hole else l0), (EPSILON, weight, e))
+                if in_hole:  # leaving a hole (or a lexeme spanning a whole chunk)
+                    if to_hole:
+                        tgt = open_hole(rt, entry_stack) if term == self.nl else state(rt, lay)
+                        emit(src, [], tgt, (label, weight, e))
                         continue
-                    for l0 in after_hole:
-                        if label == EPSILON or to_hole:
-                            emit(src, [], state(rt, None if to_hole else l0), (label, weight, e))
+                    if term == self.nl:
+                        for l0 in exits_nl:
+                            emit(src, [], state(rt, l0), (EPSILON, weight, e))
+                        continue
+                    for l0 in exits:
+                        if label == EPSILON:
+                            emit(src, [], state(rt, l0), (label, weight, e))
                             continue
                         for toks, l2 in self._token(l0, term, unit):
                             emit(src, toks[:-1], state(rt, l2), (label, weight, e))
                     continue
+                assert isinstance(lay, Layout)
                 if raw.kinds[e] == KIND_EPS_LINK:
-                    emit(src, [], state(rt, None), (EPSILON, weight, e))
+                    emit(src, [], hole(rt, lay), (EPSILON, weight, e))
                 elif label == EPSILON:  # whitespace, comments, line continuations
-                    nxt = replace(lay, cont=True) if term == self.line_cont else lay
-                    emit(src, [], state(rt, None if to_hole else nxt), (EPSILON, weight, e))
+                    nxt = lay
+                    if term == self.line_cont:
+                        nxt = replace(lay, cont=True)
+                    elif (term == self.ws and lay.cont and lay.pending != PENDING_NONE
+                          and not to_hole and a.chunk == b.chunk):
+                        # CPython measures a line's indentation across backslash
+                        # continuations: `\` then four spaces indents the line by four.
+                        ws = chunks[a.chunk][a.pos:b.pos]
+                        nxt = replace(lay, pending=lay.pending + indent_width(ws))
+                    tgt = hole(rt, nxt) if to_hole else state(rt, nxt)
+                    emit(src, [], tgt, (EPSILON, weight, e))
                 elif term == self.nl:
                     if lay.depth != 0:  # inside brackets a line break is only whitespace
-                        emit(src, [], state(rt, None if to_hole else lay), (EPSILON, weight, e))
+                        emit(src, [], hole(rt, lay) if to_hole else state(rt, lay),
+                             (EPSILON, weight, e))
                         continue
                     if to_hole or b.chunk != a.chunk:
-                        # The next line's indentation lies (partly) in a hole: its layout is
-                        # the hole's business, as after any hole.
-                        nxt_lay = None if to_hole else Layout(0, (), True, LINE_TOKENS_NONE,
-                                                              PENDING_NONE)
+                        # The next line's indentation lies (partly) in a hole: that line's
+                        # layout is the hole's business.
                         for toks, _ in self._line_end(lay):
-                            emit(src, toks, state(rt, nxt_lay), (EPSILON, weight, e))
+                            if to_hole:
+                                emit(src, toks, open_hole(rt, lay.stack), (EPSILON, weight, e))
+                                continue
+                            for st in hole_exits(lay.stack):
+                                nl_lay = Layout(0, st, LINE_TOKENS_NONE, PENDING_NONE)
+                                emit(src, toks, state(rt, nl_lay), (EPSILON, weight, e))
                         continue
                     text = chunks[a.chunk][a.pos:b.pos]
                     width = indent_width(text.lstrip("\r\n"))
@@ -367,7 +461,7 @@ class PythonLayoutLexer:
                         emit(src, toks, state(rt, l2), (EPSILON, weight, e))
                 else:
                     for toks, l2 in self._token(lay, term, unit):
-                        tgt = state(rt, None) if to_hole else state(rt, l2)
+                        tgt = hole(rt, l2) if to_hole else state(rt, l2)
                         emit(src, toks[:-1], tgt, (label, weight, e))
 
         return LexemeNFA(
@@ -381,7 +475,7 @@ class PythonLayoutLexer:
             hole_states=[],
             raw=raw,
             raw_edge=prod.raw_edge,
-            state_info={s: key[1] for key, s in ids.items() if key[1] is not None},
+            state_info={s: key[1] for key, s in ids.items() if key[0] not in hole_raw},
         )
 
 
@@ -471,8 +565,8 @@ class _PythonRender:
         ws = last_line[: len(last_line) - len(last_line.lstrip(" \t\f"))]
         at_start = last_line.strip() == "" and "\n" in prev
         col = indent_width(ws) if at_start else 0
-        if lay is not None and lay.stack:
-            levels = list(lay.stack)
+        if lay is not None:
+            levels = [w for w in lay.stack if w >= 0]
             if lay.pending != PENDING_NONE and lay.depth == 0 and lay.pending > levels[-1]:
                 levels.append(lay.pending)
         else:
