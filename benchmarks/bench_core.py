@@ -7,8 +7,10 @@ fixed seed; 1-3 spans of it are replaced by holes (a state with a self-loop on e
 terminal, weight 1, entered and left by epsilon edges). Fixed lexemes have weight 0.
 
 Usage: python benchmarks/bench_core.py [--lexemes 2000] [--repeat 15] [--seed 7]
+                                      [--no-context-filter]
 Prints median and p90 wall time in ms for want_witness=False (stop at discovery) and
-want_witness=True (minimum-weight witness), plus the core's counters.
+want_witness=True (minimum-weight witness), plus the core's counters. --no-context-filter
+runs the core without its context filter (holefill.h), for comparison.
 """
 
 from __future__ import annotations
@@ -110,12 +112,16 @@ def main() -> None:
     ap.add_argument("--lexemes", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--no-context-filter", action="store_true")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     lexemes = random_program(rng, args.lexemes)
     grammar = NativeGrammar(len(NAMES), TOP + 1, TOP, BINARY, UNARY, NULLABLE)
-    chk = NativeChecker(grammar)
-    print(f"seed={args.seed} lexemes={len(lexemes)} repeat={args.repeat}")
+    chk = NativeChecker(grammar, context_filter=not args.no_context_filter)
+    print(
+        f"seed={args.seed} lexemes={len(lexemes)} repeat={args.repeat} "
+        f"context_filter={not args.no_context_filter}"
+    )
     print(
         f"{'holes':>5} {'mode':>8} {'verdict':>8} {'median_ms':>10} {'p90_ms':>8} "
         f"{'steps':>10} {'items':>9} {'leaves':>7}"

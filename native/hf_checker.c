@@ -15,6 +15,9 @@
  *      combine it with finalized partners only.  A goal item (s, S, f) costs
  *      offset(s) + weight; since offsets are not part of item weights, the lightest goal
  *      is known once the popped weight reaches the best goal total found so far.
+ *      A nonterminal item is only created when its neighbouring lexemes fit the symbol's
+ *      context sets (the context filter, below the NFA preprocessing): exact, it only
+ *      drops items no goal derivation uses.
  * Nothing is |Q|^2-sized: items live in a hash map keyed by the packed triple, and the
  * finalized ones are threaded into two lists, by (p, A) and by (q, A).
  */

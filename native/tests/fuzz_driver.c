@@ -11,7 +11,10 @@
  * malformed input.  Checks what can be checked without an oracle: both modes agree,
  * witnesses chain from a start to a final, their weight (ε-paths completed lightest, as
  * holefill.h describes) matches the stats, the minimum-weight mode is never heavier, a
- * budget never flips YES/NO, and no block is leaked (through a swapped-in allocator).
+ * budget never flips YES/NO, the context filter (on by default) changes neither verdicts
+ * nor minimum witness weights (runs with it off compare), and no block is leaked (through a
+ * swapped-in allocator).  One grammar in four has 62 or 127 unused terminals in front of
+ * its symbols, so the filter's bitsets span two or three words.
  * Prints the seed; exits non-zero on the first violation.
  */
 #include <stdio.h>
@@ -142,6 +145,8 @@ int main(int argc, char **argv) {
   for (instance = 0; instance < count;) {
     int big = rng() % 8 == 0;
     int32_t n_t = pick(1, 4), n_v = n_t + pick(1, big ? 10 : 5);
+    /* Symbols are drawn from [0, n_v) and shifted up by `pad` unused terminals. */
+    int32_t pad = rng() % 4 == 0 ? (rng() % 2 ? 62 : 127) : 0;
     int32_t n_bin = pick(0, big ? 40 : 10), n_un = pick(0, 8), n_null = pick(0, 3);
     for (int32_t i = 0; i < n_bin; i++) {
       binary[3 * i] = pick(n_t, n_v - 1);
@@ -153,8 +158,12 @@ int main(int argc, char **argv) {
       unary[2 * i + 1] = i < 3 ? pick(0, n_t - 1) : pick(0, n_v - 1);
     }
     for (int32_t i = 0; i < n_null; i++) nullable[i] = pick(n_t, n_v - 1);
-    HfGrammar *g = hf_grammar_new(n_t, n_v, pick(n_t, n_v - 1), binary, (size_t)n_bin, unary,
-                                  (size_t)n_un, nullable, (size_t)n_null, error, sizeof error);
+    for (int32_t i = 0; i < 3 * n_bin; i++) binary[i] += pad;
+    for (int32_t i = 0; i < 2 * n_un; i++) unary[i] += pad;
+    for (int32_t i = 0; i < n_null; i++) nullable[i] += pad;
+    HfGrammar *g = hf_grammar_new(n_t + pad, n_v + pad, pick(n_t, n_v - 1) + pad, binary,
+                                  (size_t)n_bin, unary, (size_t)n_un, nullable, (size_t)n_null,
+                                  error, sizeof error);
     if (g == NULL) FAIL("valid grammar rejected: %s", error);
     HfChecker *chk = hf_checker_new(g);
     if (chk == NULL) FAIL("checker_new failed");
@@ -167,6 +176,7 @@ int main(int argc, char **argv) {
         int32_t *e = edges + 4 * i;
         e[0] = pick(0, n - 1);
         e[1] = pick(-1, n_t - 1);
+        if (e[1] >= 0) e[1] += pad;
         e[2] = rng() % 3 == 0 ? e[0] : pick(0, n - 1);
         e[3] = (int32_t)(scale * (uint32_t)pick(0, 2)); /* ε edges weighted too */
       }
@@ -191,6 +201,19 @@ int main(int argc, char **argv) {
         if (w_fast < w_best) FAIL("fast witness %llu lighter than min %llu",
                                   (unsigned long long)w_fast, (unsigned long long)w_best);
       }
+      /* The context filter never changes a verdict or the minimum weight. */
+      hf_checker_set_context_filter(chk, 0);
+      HfVerdict plain = hf_checker_run(chk, n, edges, (size_t)n_edges, starts,
+                                       (size_t)n_starts, finals, (size_t)n_finals, NULL, 1,
+                                       NULL, NULL);
+      hf_checker_set_context_filter(chk, 1);
+      if (plain != best) FAIL("unfiltered verdict %d, filtered %d", (int)plain, (int)best);
+      if (plain == HF_YES) {
+        uint64_t w_plain = check_witness(chk, edges, starts, n_starts, finals, n_finals);
+        if (w_plain != w_best)
+          FAIL("unfiltered weight %llu, filtered %llu", (unsigned long long)w_plain,
+               (unsigned long long)w_best);
+      }
       yes += best == HF_YES;
       no += best == HF_NO;
 
@@ -206,7 +229,7 @@ int main(int argc, char **argv) {
         int32_t saved[4];
         memcpy(saved, e, sizeof saved);
         switch (rng() % 4) {
-          case 0: e[1] = n_t + pick(0, 3); break;
+          case 0: e[1] = n_t + pad + pick(0, 3); break;
           case 1: e[2] = n + pick(0, 3); break;
           case 2: e[3] = -1 - pick(0, 5); break;
           default: e[1] = -1; e[3] = -1 - pick(0, 5); break; /* negative ε weight */

@@ -97,11 +97,19 @@ def humaneval_x(language: str, root: Path | None = None) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def humaneval_cpp_programs(root: Path | None = None) -> list[tuple[str, str]]:
-    """(task_id, declaration + canonical_solution) for the C++ tasks."""
+# Tasks whose `declaration + canonical_solution` is not a C++ program (g++ rejects it too).
+BROKEN_CPP_TASKS = {"CPP/38": "the solution repeats part of the declaration; one `}` is missing"}
+
+
+def humaneval_cpp_programs(
+    root: Path | None = None, *, include_broken: bool = False
+) -> list[tuple[str, str]]:
+    """(task_id, declaration + canonical_solution) for the C++ tasks, without the broken ones
+    unless asked."""
     return [
         (t["task_id"], t["declaration"] + t["canonical_solution"])
         for t in humaneval_x("cpp", root)
+        if include_broken or t["task_id"] not in BROKEN_CPP_TASKS
     ]
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from array import array
 
-from hypothesis import given
+import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar
@@ -68,6 +69,63 @@ def test_filter_keeps_verdicts_and_lightest_weights(inst: tuple[Grammar, Nfa], p
             assert a.stats["weight"] == b.stats["weight"] == expected
 
 
+@st.composite
+def derived_words(draw: st.DrawFn) -> tuple[Grammar, Nfa]:
+    """A random grammar with up to 5 terminals and frequent empty rules, and a chain NFA of
+    a word derived from its start symbol (when a bounded random derivation finds one; else a
+    random word), sometimes with one lexeme changed. Chains make IN/OUT small, so the filter
+    prunes often and a missing context shows up as a wrong NO."""
+    n_t = draw(st.integers(2, 5))
+    n_v = n_t + draw(st.integers(2, 6))
+    sym, nt = st.integers(0, n_v - 1), st.integers(n_t, n_v - 1)
+    binary = tuple(draw(st.lists(st.tuples(nt, sym, sym), max_size=10)))
+    unary = tuple(draw(st.lists(st.tuples(nt, st.integers(0, n_t - 1)), max_size=4)))
+    unary += tuple(draw(st.lists(st.tuples(nt, sym), max_size=3)))
+    nullable = tuple(draw(st.lists(nt, max_size=3)))
+    g = Grammar(n_t, n_v, draw(nt), binary, unary, nullable)
+    rules: dict[int, list[tuple[int, ...]]] = {}
+    for a, x, y in binary:
+        rules.setdefault(a, []).append((x, y))
+    for a, x in unary:
+        rules.setdefault(a, []).append((x,))
+    for a in nullable:
+        rules.setdefault(a, []).append(())
+    rng = draw(st.randoms(use_true_random=False))
+    word: list[int] = []
+    todo, budget = [g.start], 40
+    while todo and budget > 0:
+        x = todo.pop()
+        budget -= 1
+        if x < n_t:
+            word.append(x)
+        elif rules.get(x):
+            todo.extend(reversed(rng.choice(rules[x])))
+        else:
+            budget = 0
+    if todo or len(word) > 8:
+        word = [rng.randrange(n_t) for _ in range(rng.randrange(5))]
+    if word and rng.random() < 0.2:
+        word[rng.randrange(len(word))] = rng.randrange(n_t)
+    edges = tuple((i, t, i + 1, rng.randrange(3)) for i, t in enumerate(word))
+    return g, Nfa(len(word) + 1, edges, (0,), (len(word),))
+
+
+@settings(SETTINGS, max_examples=400)
+@given(st.one_of(instances(), derived_words()), st.sampled_from([0, 0, 64]))
+def test_filter_keeps_verdicts_on_derived_words(inst: tuple[Grammar, Nfa], pad: int) -> None:
+    """On chains of derived words (and the usual random instances), the filtered search in
+    minimum-weight mode gives the reference's verdict and weight."""
+    g, nfa = inst
+    expected = reference_min_weight(g, nfa)
+    g, nfa = _shifted(g, nfa, pad)
+    res = _checker(g, True).run(nfa.n_states, nfa.edges, nfa.starts, nfa.finals, want_witness=True)
+    if expected is None:
+        assert res.verdict == CoreVerdict.NO, res
+    else:
+        assert res.verdict == CoreVerdict.YES, res
+        assert res.stats["weight"] == expected
+
+
 # Terminals x=0, y=1, z=2; nonterminals from 3.
 _X, _Y, _Z = 0, 1, 2
 
@@ -96,18 +154,33 @@ def test_nullable_right_sibling_and_unary_chain_pass_the_end_context_on() -> Non
         assert len(res.witness or []) == len(word)
 
 
+@pytest.mark.parametrize(
+    ("binary", "unary", "nullable"),
+    [
+        # S -> Y W, W -> N Z, N -> eps: FOLL(Y) ∋ z needs FIRST(W) ⊇ FIRST(Z).
+        ([(3, 4, 5), (5, 6, 7)], [(4, _X), (7, _Z)], [6]),
+        # S -> W Y, W -> Z N, N -> eps: PREC(Y) ∋ z needs LAST(W) ⊇ LAST(Z).
+        ([(3, 5, 4), (5, 7, 6)], [(4, _X), (7, _Z)], [6]),
+    ],
+    ids=["first-through-nullable", "last-through-nullable"],
+)
+def test_first_and_last_skip_nullable_symbols(
+    binary: list[tuple[int, int, int]], unary: list[tuple[int, int]], nullable: list[int]
+) -> None:
+    """Data: S (3) derives "x z" or "z x" only through an empty N (6) next to Z (7) inside W
+    (5); Y (4) -> x. The word is accepted, so Y's context must see through N."""
+    chk = NativeChecker(NativeGrammar(3, 8, 3, binary, unary, nullable))
+    word = [_X, _Z] if binary[0][1] == 4 else [_Z, _X]
+    res = chk.run(3, [(0, word[0], 1, 0), (1, word[1], 2, 0)], [0], [2])
+    assert res.verdict == CoreVerdict.YES, res
+
+
 # The bracketed list: terminals "[" "]" "," e; S -> "[" R, R -> L "]", L -> L C | E,
 # C -> "," E, E -> e | S (nested lists).
 _LB, _RB, _COMMA, _E = range(4)
 _S, _R, _L, _C, _EL = range(4, 9)
-_LIST = dict(
-    n_terminals=4,
-    n_symbols=9,
-    start=_S,
-    binary=[(_S, _LB, _R), (_R, _L, _RB), (_L, _L, _C), (_C, _COMMA, _EL)],
-    unary=[(_L, _EL), (_EL, _E), (_EL, _S)],
-    nullable=[],
-)
+_LIST_BINARY = [(_S, _LB, _R), (_R, _L, _RB), (_L, _L, _C), (_C, _COMMA, _EL)]
+_LIST_UNARY = [(_L, _EL), (_EL, _E), (_EL, _S)]
 
 
 def _list_items(n: int, context_filter: bool) -> int:
@@ -117,7 +190,7 @@ def _list_items(n: int, context_filter: bool) -> int:
     edges = array("i")
     for i, t in enumerate(word):
         edges.extend((i, t, i + 1, 0))
-    g = NativeGrammar(**_LIST)
+    g = NativeGrammar(4, 9, _S, _LIST_BINARY, _LIST_UNARY, [])
     res = NativeChecker(g, context_filter=context_filter).run(
         len(word) + 1, edges, [0], [len(word)], want_witness=True
     )

@@ -45,6 +45,7 @@ from holefill.lexing.render import Renderer, full_path, lexeme_items
 
 LINE_TOKENS_NONE, LINE_TOKENS_SOME, LINE_TOKENS_UNKNOWN = 0, 1, 2
 PENDING_NONE = -1  # not at the start of a line (or the line's width is the hole's business)
+PENDING_FREE = -3  # at a line start whose width a hole chose (the hole lies in the indentation)
 
 
 # Indentation stacks are tuples, innermost last, of known widths (>= 0) and *free zones*:
@@ -124,10 +125,53 @@ def close_all(st: Stack) -> Moves:
     return tuple(moves)
 
 
-def hole_exits(entry: Stack) -> list[Stack]:
-    """The stacks possible after a hole that may emit NEWLINE / INDENT / DEDENT: it may close
-    levels down to any known one and open any number of new (free) levels above it."""
-    return [entry[: i + 1] + (FREE0,) for i, x in enumerate(entry) if x >= 0]
+# An open hole (one that may emit NEWLINE / INDENT / DEDENT) is tracked as (entry stack, cut,
+# free): the hole's DEDENTs have closed the entry levels above index `cut`, and `free` tells
+# whether levels the hole opened itself are still open (their widths are ours to choose).
+# Tracking this makes the stack after the hole follow from the hole's own layout tokens, so a
+# witness cannot pretend the hole closed or opened blocks without saying so.
+OpenHole = tuple[Stack, int, bool]
+
+
+def free_width_moves(st: Stack) -> list[tuple[Moves, Stack]]:
+    """The first token of a line whose width a hole chose: any consistent INDENT / DEDENTs."""
+    out: list[tuple[Moves, Stack]] = [((), st)]
+    top = st[-1]
+    out.append((("I",), (st[:-1] + (FREE1,)) if top < 0 else st + (FREE1,)))
+    moves: Moves = ()
+    while len(st) > 1:
+        x = st[-1]
+        moves += ("D",) if x >= 0 else (_free_all(x),)
+        st = st[:-1]
+        if st[-1] >= 0:
+            out.append((moves, st))
+    return out
+
+
+def open_hole_moves(h: OpenHole) -> list[tuple[str, OpenHole]]:
+    """The INDENT ("I") and DEDENT ("D") moves an open hole can make, with the new state."""
+    entry, cut, free = h
+    out: list[tuple[str, OpenHole]] = [("I", (entry, cut, True))]
+    if free:
+        out.append(("D", (entry, cut, True)))  # more levels of its own stay open
+        out.append(("D", (entry, cut, False)))  # that was the last of them
+    elif entry[cut] < 0:  # inside a free zone of the entry stack
+        out.append(("D", (entry, cut, False)))
+        out.append(("D", (entry, cut - 1, False)))
+    elif cut > 0:
+        out.append(("D", (entry, cut - 1, False)))
+    return out
+
+
+def open_hole_exit(h: OpenHole) -> Stack:
+    """The stack after the hole."""
+    entry, cut, free = h
+    st = entry[: cut + 1]
+    if st[-1] < 0:
+        st = st[:-1] + (FREE0,)
+    if free:
+        st = (st[:-1] + (FREE1,)) if st[-1] < 0 else st + (FREE1,)
+    return st
 
 
 @dataclass(frozen=True)
@@ -147,6 +191,7 @@ class Layout:
     line: int
     pending: int
     cont: bool = False
+    comment: bool = False  # the last lexeme was a comment: only a line break may follow
 
 
 def indent_width(ws: str) -> int:
@@ -230,6 +275,7 @@ class PythonLayoutLexer:
         self.dedent = g.terminal_id("DEDENT")
         self.line_cont = g.terminal_id("LINE_CONT")
         self.ws = g.terminal_id("WS")
+        self.comment = g.terminal_id("COMMENT")
         self.openers = {g.terminal_id(f'"{c}"') for c in "([{"}
         self.closers = {g.terminal_id(f'"{c}"') for c in ")]}"}
         self.hole_terminals = [*self.raw.hole_terminals, self.newline, self.indent, self.dedent]
@@ -267,11 +313,15 @@ class PythonLayoutLexer:
     def _token(self, lay: Layout, term: int, unit: int | None) -> list[tuple[list, Layout]]:
         """A real token: indentation first if it starts a line, then brackets."""
         alts: list[tuple[list, Layout]] = [([], lay)]
-        if lay.pending != PENDING_NONE and lay.depth == 0:
+        if lay.pending == PENDING_FREE and lay.depth == 0:
+            alts = [(self._moves(mv), replace(lay, stack=st))
+                    for mv, st in free_width_moves(lay.stack)]
+        elif lay.pending != PENDING_NONE and lay.depth == 0:
             alts = self._at_width(lay, lay.pending, unit)
         out = []
         for toks, l2 in alts:
-            l2 = replace(l2, pending=PENDING_NONE, line=LINE_TOKENS_SOME, cont=False)
+            l2 = replace(l2, pending=PENDING_NONE, line=LINE_TOKENS_SOME, cont=False,
+                         comment=False)
             d = l2.depth
             if term in self.openers:
                 out.append((toks + [term], replace(l2, depth=d + 1 if d >= 0 else d - 1)))
@@ -289,8 +339,9 @@ class PythonLayoutLexer:
 
     def _newline(self, lay: Layout, width: int) -> list[tuple[list, Layout]]:
         if lay.depth != 0:
-            return [([], replace(lay, cont=False))]
-        return [(toks, replace(l2, line=LINE_TOKENS_NONE, pending=width, cont=False))
+            return [([], replace(lay, cont=False, comment=False))]
+        return [(toks, replace(l2, line=LINE_TOKENS_NONE, pending=width, cont=False,
+                               comment=False))
                 for toks, l2 in self._line_end(lay)]
 
     def _eof(self, lay: Layout) -> list[list]:
@@ -370,12 +421,12 @@ class PythonLayoutLexer:
             one, or when the hole begins at a line start, the hole may close and open levels
             (H-open, which remembers the stack it was entered with)."""
             if entry.pending != PENDING_NONE:
-                return state(rt, ("open", entry.stack))
+                return open_hole(rt, entry.stack)
             line = LINE_TOKENS_SOME if entry.line == LINE_TOKENS_SOME else LINE_TOKENS_UNKNOWN
             return state(rt, replace(entry, depth=0, line=line, cont=False))
 
         def open_hole(rt: int, stack: Stack) -> int:
-            return state(rt, ("open", stack))
+            return state(rt, ("open", (stack, len(stack) - 1, False)))
 
         while todo:
             rs, lay = todo.pop()
@@ -384,12 +435,17 @@ class PythonLayoutLexer:
             if in_hole:
                 place = (Place(hole=_hole_of(raw, rs)),) * 2
                 if isinstance(lay, tuple):  # H-open
-                    for t in self.hole_terminals:
+                    oh: OpenHole = lay[1]
+                    for t in same_line_terminals:
                         prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
-                    exits = [Layout(d, st, LINE_TOKENS_UNKNOWN, PENDING_NONE)
-                             for st in hole_exits(lay[1]) for d in (0, -1)]
+                    prod.add(src, self.newline, src, 1, KIND_HOLE, self.newline, place, -1)
+                    for mv, nxt_oh in open_hole_moves(oh):
+                        t = self.indent if mv == "I" else self.dedent
+                        prod.add(src, t, state(rs, ("open", nxt_oh)), 1, KIND_HOLE, t, place, -1)
+                    after = open_hole_exit(oh)
+                    exits = [Layout(d, after, LINE_TOKENS_UNKNOWN, PENDING_NONE) for d in (0, -1)]
                     exits_nl = [replace(x, line=LINE_TOKENS_NONE) for x in exits]
-                    entry_stack = lay[1]
+                    entry_stack = after
                 else:
                     assert isinstance(lay, Layout)
                     for t in same_line_terminals:
@@ -425,13 +481,21 @@ class PythonLayoutLexer:
                             emit(src, toks[:-1], state(rt, l2), (label, weight, e))
                     continue
                 assert isinstance(lay, Layout)
-                if raw.kinds[e] == KIND_EPS_LINK:
+                ends_line = lay.depth == 0 and (
+                    lay.comment if raw.kinds[e] == KIND_EPS_LINK else term == self.comment)
+                if to_hole and ends_line:
+                    # After a comment only a line break may come: the hole begins with one.
+                    for toks, _ in self._line_end(lay):
+                        emit(src, toks, open_hole(rt, lay.stack), (label, weight, e))
+                elif raw.kinds[e] == KIND_EPS_LINK:
                     emit(src, [], hole(rt, lay), (EPSILON, weight, e))
                 elif label == EPSILON:  # whitespace, comments, line continuations
                     nxt = lay
                     if term == self.line_cont:
                         nxt = replace(lay, cont=True)
-                    elif (term == self.ws and lay.cont and lay.pending != PENDING_NONE
+                    elif term == self.comment:
+                        nxt = replace(lay, comment=True)
+                    elif (term == self.ws and lay.cont and lay.pending >= 0
                           and not to_hole and a.chunk == b.chunk):
                         # CPython measures a line's indentation across backslash
                         # continuations: `\` then four spaces indents the line by four.
@@ -451,9 +515,10 @@ class PythonLayoutLexer:
                             if to_hole:
                                 emit(src, toks, open_hole(rt, lay.stack), (EPSILON, weight, e))
                                 continue
-                            for st in hole_exits(lay.stack):
-                                nl_lay = Layout(0, st, LINE_TOKENS_NONE, PENDING_NONE)
-                                emit(src, toks, state(rt, nl_lay), (EPSILON, weight, e))
+                            # Only whitespace lies in the hole: no layout tokens there,
+                            # but the hole chose the next line's width.
+                            nl_lay = Layout(0, lay.stack, LINE_TOKENS_NONE, PENDING_FREE)
+                            emit(src, toks, state(rt, nl_lay), (EPSILON, weight, e))
                         continue
                     text = chunks[a.chunk][a.pos:b.pos]
                     width = indent_width(text.lstrip("\r\n"))
@@ -546,16 +611,18 @@ class _PythonRender:
             if not holes:
                 continue
             term = raw.terms[r]
-            fills = self.lx.renderer.lexeme_fill(items, term)
-            if fills is None:
+            got = self.lx.renderer.lexeme_fill(items, term)
+            if got is None:
                 raise ValueError(f"cannot render lexeme {self.lx.terminals[term].name}")
+            fills = got[0]
             if self.lx.terminals[term].ignored and not any(fills):
                 continue
             last = len(holes) - 1
             for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
                 left = idx > 0 or not a.in_hole
                 right = idx < last or not b.in_hole
-                pieces[int(h)].append(("text", text, left, right, term == lay.nl))  # type: ignore[call-overload]
+                kind_of = "nl" if term == lay.nl else ("comment" if term == lay.comment else "")
+                pieces[int(h)].append(("text", text, left, right, kind_of))  # type: ignore[call-overload]
         return [self._hole(h, pieces[h], before[h]) for h in range(n_holes)]
 
     def _hole(self, h: int, ps: list[tuple], lay: Layout | None) -> str:
@@ -575,6 +642,9 @@ class _PythonRender:
         glued = True  # no separator needed before the next piece
         if prev and not prev[-1].isspace():
             glued = False
+        if lay is not None and lay.comment:  # the chunk ends in a comment: break the line
+            out.append("\n")
+            at_start, col, glued = True, 0, True
 
         def put(text: str, left: bool) -> None:
             nonlocal at_start, col, glued
@@ -603,8 +673,13 @@ class _PythonRender:
                 else:
                     put(self.lx.terminals[t].example or "", False)
             else:
-                _, text, left, right, is_nl = p
-                if is_nl:
+                _, text, left, right, kind_of = p
+                if kind_of == "comment" and not right:
+                    put(text, left)
+                    out.append("\n")
+                    at_start, col, glued = True, 0, True
+                    continue
+                if kind_of == "nl":
                     out.append(text)
                     if right:
                         continue

@@ -133,11 +133,13 @@ class Renderer:
             dst = x
         return "".join(reversed(out))
 
-    def lexeme_fill(self, items: list[tuple[str, object]], term: int) -> list[str] | None:
+    def lexeme_fill(
+        self, items: list[tuple[str, object]], term: int
+    ) -> tuple[list[str], int] | None:
         """Strings for the holes among `items` so that the concatenation is one lexeme `term`.
 
         items: ("text", str) for fixed text, ("hole", h) for a hole. Returns one string per hole
-        item, in order, or None when impossible.
+        item, in order, and the DFA state the lexeme ends in; or None when impossible.
         """
         accept = self.dfa.accept
         # layers[j]: state -> (previous state, hole string) after items[:j+1]
@@ -167,47 +169,70 @@ class Renderer:
         if not finals:
             return None
         s = min(finals, key=lambda x: len(cur[x][1]))
+        end = s
         fills: list[str] = []
         for j in range(len(items) - 1, -1, -1):
             prev_s, text = layers[j][s]
             if items[j][0] == "hole":
                 fills.append(text)
             s = prev_s
-        return fills[::-1]
+        return fills[::-1], end
+
+    def end_state(self, text: str) -> int:
+        """The DFA state after lexing `text` as one lexeme from the start."""
+        return self._run(self.dfa.start, text)
+
+    def killer(self, state: int, sep: str) -> str:
+        """A separator that ends a lexeme in `state` (so that maximal munch stops there):
+        `sep` when it does, else a line break (a line comment), else `sep` anyway."""
+        if state < 0:
+            return sep
+        for cand in (sep, "\n"):
+            if self.dfa.trans[state][self._cls(cand)] < 0:
+                return cand
+        return sep
 
     def render(
         self, chunks: Sequence[str], nfa: LexemeNFA, path: Sequence[int], sep: str = " "
     ) -> list[str]:
         """The filling of every hole along `path` (edge ids from `full_path`)."""
         n_holes = len(chunks) - 1
-        # Per hole: (text, attached to what precedes the hole, attached to what follows it).
-        pieces: list[list[tuple[str, bool, bool]]] = [[] for _ in range(n_holes)]
+        # Per hole: (text, attached to what precedes the hole, attached to what follows it,
+        # the separator that must follow it).
+        pieces: list[list[tuple[str, bool, bool, str]]] = [[] for _ in range(n_holes)]
+        lead = [sep] * n_holes  # the separator after the fixed lexeme that ends chunk h
         for e in path:
             kind = nfa.kinds[e]
             term = nfa.terms[e]
+            a, b = nfa.spans[e]
             if kind == KIND_HOLE:
-                a, _ = nfa.spans[e]
-                pieces[a.hole].append((self.terminals[term].example or "", False, False))
+                pieces[a.hole].append((self.terminals[term].example or "", False, False, sep))
                 continue
             if kind != KIND_LEXEME:
                 continue
-            a, b = nfa.spans[e]
+            if not a.in_hole and not b.in_hole and a.chunk == b.chunk:
+                if b.pos == len(chunks[b.chunk]) and b.chunk < n_holes:
+                    text = chunks[a.chunk][a.pos : b.pos]
+                    lead[b.chunk] = self.killer(self.end_state(text), sep)
+                continue
             items = lexeme_items(chunks, a, b)
             holes = [v for k, v in items if k == "hole"]
-            if not holes:
-                continue
-            fills = self.lexeme_fill(items, term)
-            if fills is None:
+            got = self.lexeme_fill(items, term)
+            if got is None:
                 raise ValueError(f"cannot render lexeme {self.terminals[term].name}")
-            if self.terminals[term].ignored and not any(fills):
+            fills, end = got
+            after = self.killer(end, sep) if b.in_hole else sep
+            if self.terminals[term].ignored and not any(fills) and after == sep:
                 continue  # whitespace that merely touches the hole adds nothing
             last = len(holes) - 1
             for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
                 left = idx > 0 or not a.in_hole
                 right = idx < last or not b.in_hole
-                pieces[int(h)].append((text, left, right))  # type: ignore[call-overload]
+                pieces[int(h)].append((text, left, right, after))  # type: ignore[call-overload]
+            if not b.in_hole and b.pos == len(chunks[b.chunk]) and b.chunk < n_holes:
+                lead[b.chunk] = after
         return [
-            _join(ps, sep, _ends_blank(chunks[h]), _starts_blank(chunks[h + 1]))
+            _join(ps, sep, lead[h], _ends_blank(chunks[h]), _starts_blank(chunks[h + 1]))
             for h, ps in enumerate(pieces)
         ]
 
@@ -220,18 +245,28 @@ def _starts_blank(text: str) -> bool:
     return not text or text[0].isspace()
 
 
-def _join(ps: list[tuple[str, bool, bool]], sep: str, blank_before: bool, blank_after: bool) -> str:
-    """Join the pieces of one hole; separators keep free-standing lexemes apart (none is
-    needed next to whitespace that the fixed text already has)."""
+def _join(
+    ps: list[tuple[str, bool, bool, str]],
+    sep: str,
+    lead: str,
+    blank_before: bool,
+    blank_after: bool,
+) -> str:
+    """Join the pieces of one hole. Separators keep free-standing lexemes apart (none is
+    needed next to whitespace the fixed text already has, unless the lexeme before needs a
+    line break to end, like a line comment)."""
     if not ps:
-        return "" if blank_before or blank_after else sep
+        return lead if lead != sep else ("" if blank_before or blank_after else sep)
     out = []
-    for j, (text, left, _) in enumerate(ps):
-        if j > 0 or not (left or blank_before):
-            out.append(sep)
+    prev_sep = lead
+    for j, (text, left, _, after) in enumerate(ps):
+        needed = prev_sep != sep or not (j == 0 and blank_before)
+        if (j > 0 or not left) and needed:
+            out.append(prev_sep)
         out.append(text)
-    if not ps[-1][2] and not blank_after:
-        out.append(sep)
+        prev_sep = after
+    if not ps[-1][2] and (prev_sep != sep or not blank_after):
+        out.append(prev_sep)
     return "".join(out)
 
 
