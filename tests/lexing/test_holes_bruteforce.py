@@ -14,6 +14,7 @@ a line comment).
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from pathlib import Path
 
@@ -161,7 +162,7 @@ def kw():
 chunk = st.text(alphabet="abc ", max_size=4)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=int(os.environ.get("HOLEFILL_EXAMPLES", 150)), deadline=None)
 @given(st.lists(chunk, min_size=1, max_size=3))
 def test_every_lexing_some_filling_produces_is_in_the_nfa(tiny, chunks):
     _, lexer, lex = tiny
@@ -171,7 +172,7 @@ def test_every_lexing_some_filling_produces_is_in_the_nfa(tiny, chunks):
         assert nfa_accepts(nfa, seq), (chunks, seq)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=int(os.environ.get("HOLEFILL_EXAMPLES", 80)), deadline=None)
 @given(st.lists(chunk, min_size=1, max_size=2))
 def test_every_short_nfa_lexing_is_produced_by_some_filling(tiny, chunks):
     _, lexer, lex = tiny
@@ -184,7 +185,7 @@ def test_every_short_nfa_lexing_is_produced_by_some_filling(tiny, chunks):
 kw_chunk = st.text(alphabet="ifx=;# \n", max_size=5)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=int(os.environ.get("HOLEFILL_EXAMPLES", 120)), deadline=None)
 @given(st.lists(kw_chunk, min_size=1, max_size=3))
 def test_keywords_and_comments_lex_like_maximal_munch(kw, chunks):
     _, lexer, lex = kw

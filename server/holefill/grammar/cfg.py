@@ -79,6 +79,17 @@ def from_grammar(g: GrammarFile, table: TerminalTable) -> CFG:
 def _seq(cfg: CFG, table: TerminalTable, seq: tuple[Item, ...], owner: str) -> Prod:
     out: list[str] = []
     for it in seq:
+        if out and isinstance(it, Repeat) and it.hi is None and it.lo in (0, 1):
+            # `α Z*` becomes one left-recursive L -> α | L Z (and `α Z+`: L -> α Z | L Z)
+            # rather than α followed by a nullable list: a nullable list can start at every
+            # position, so bottom-up search would build it over every sub-span (quadratic
+            # in the list's length); L can only start where α does.
+            body = _item(cfg, table, it.item, owner)
+            nt = cfg.fresh(owner, "list")
+            first = tuple(out) + (tuple(body) if it.lo == 1 else ())
+            cfg.prods[nt] = [first, (nt, *body)]
+            out = [nt]
+            continue
         out.extend(_item(cfg, table, it, owner))
     return tuple(out)
 

@@ -132,6 +132,7 @@ class HoleLexer:
         ]
         self._closure_cache: dict[frozenset[int], frozenset[int]] = {}
         self._compat_cache: dict[tuple[int, int], frozenset[int]] = {}
+        self._pair_cache: dict[tuple[int, int], frozenset[tuple[int, int]]] = {}
         self._reach: list[frozenset[int] | None] = [None] * dfa.n_states
         self.anywhere = frozenset({dfa.start, *dfa.reachable})
 
@@ -244,6 +245,30 @@ class HoleLexer:
         got = self._compat_cache[key] = frozenset(out)
         return got
 
+    def _pair_closure(self, s: int, kill: int) -> frozenset[tuple[int, int]]:
+        """Pairs (y, ky) reachable from (s, kill) by one string through a hole, where the
+        obliged run (from `kill`) never reaches an accept; ky is -1 once it has died."""
+        key = (kill, -1 - s)
+        got = self._pair_cache.get(key)
+        if got is not None:
+            return got
+        trans, accept = self.dfa.trans, self.dfa.accept
+        seen = {(s, kill)}
+        stack = [(s, kill)]
+        while stack:
+            x, kx = stack.pop()
+            for c, y in enumerate(trans[x]):
+                if y < 0:
+                    continue
+                ky = trans[kx][c] if kx >= 0 else -1
+                if ky >= 0 and accept[ky] >= 0:
+                    continue
+                if (y, ky) not in seen:
+                    seen.add((y, ky))
+                    stack.append((y, ky))
+        got = self._pair_cache[key] = frozenset(seen)
+        return got
+
     def _run(
         self,
         b: _Builder,
@@ -259,12 +284,17 @@ class HoleLexer:
 
         `states` is None for a run from a boundary (the DFA starts in its start state),
         else the set of states the DFA may be in after the hole behind us.
+
+        When `origin` carries a kill obligation, the obliged run (an earlier lexeme's DFA run
+        that the next hole must stop) steps along with ours once we cross that hole: a path
+        on which it would reach an accept is no lexing at all (that earlier lexeme would have
+        been longer).
         """
         dfa = self.dfa
         trans, accept, alive, killable = dfa.trans, dfa.accept, dfa.alive, dfa.killable
         last = len(chunks) - 1
         ends: list[Place] = []
-        kill = origin.kill  # binds only while we stay in the origin's chunk
+        parked = origin.kill  # starts stepping once we leave the origin's chunk
 
         def emit(label: int, end: Place) -> None:
             # A lexeme with characters in a hole is generated text: it costs like one the
@@ -277,30 +307,48 @@ class HoleLexer:
                 b.add(origin, label, end, touches, KIND_LEXEME, label)
             ends.append(end)
 
-        # cur: state -> accepts seen earlier whose munch is still undecided, as
-        # (label, chunk, pos). A pending accept dies when its state reaches a later accept,
-        # and is confirmed when its state dies.
-        cur: dict[int, list[tuple[int, int, int]]] = {}
+        def confirm(pend: list[tuple[int, int, int]], ks: int, at: int) -> None:
+            """The run died at position `at` of chunk i: its pending accepts are lexemes.
+            An obliged run still alive must not accept in the rest of this chunk."""
+            kill = parked if i == origin.chunk else -1
+            if ks >= 0:
+                row = cls[i]
+                for c in row[at:]:
+                    ks = trans[ks][c]
+                    if ks < 0:
+                        break
+                    if accept[ks] >= 0:
+                        return
+                kill = ks if ks >= 0 else kill
+            for lab, ci, cp in pend:
+                emit(lab, Place(ci, cp, kill=kill))
+
+        # cur: (state, obliged run's state or -1) -> accepts seen earlier whose munch is
+        # still undecided, as (label, chunk, pos). A pending accept dies when its state
+        # reaches a later accept, and is confirmed when its state dies.
+        cur: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
         for s in {dfa.start} if states is None else states:
-            cur[s] = []
+            cur[(s, -1)] = []
         while True:
             row = cls[i]
             n = len(row)
             while k < n and cur:
                 c = row[k]
                 k += 1
-                nxt: dict[int, list[tuple[int, int, int]]] = {}
-                for s, pend in cur.items():
+                nxt: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+                for (s, ks), pend in cur.items():
+                    ky = trans[ks][c] if ks >= 0 else -1
+                    if ky >= 0 and accept[ky] >= 0:
+                        continue  # the obliged run would have been longer: no lexing
                     y = trans[s][c]
                     if y < 0 or not alive[y]:
-                        for lab, ci, cp in pend:
-                            emit(lab, Place(ci, cp, kill=kill if ci == origin.chunk else -1))
+                        confirm(pend, ky, k)
                         continue
                     if accept[y] >= 0:
                         pend = [(accept[y], i, k)]
-                    old = nxt.get(y)
+                    old = nxt.get((y, ky))
                     if old is None:
-                        nxt[y] = list(pend)
+                        nxt[(y, ky)] = list(pend)
                     else:
                         old.extend(p for p in pend if p not in old)
                 cur = nxt
@@ -310,23 +358,32 @@ class HoleLexer:
             if i == last:
                 for pend in cur.values():
                     for lab, ci, cp in pend:
-                        emit(lab, Place(ci, cp, kill=kill if ci == origin.chunk else -1))
+                        emit(lab, Place(ci, cp))
                 return ends
             hole = Place(hole=i)
             labels: set[int] = set()
-            for s, pend in cur.items():
+            obliged = i == origin.chunk and parked >= 0
+            for (s, ks), pend in cur.items():
                 # The filling may stop this run; then the lexeme ends at the pending accept
                 # and the filling carries the obligation to stop it.
                 if killable[s]:
                     for lab, ci, cp in pend:
                         emit(lab, Place(ci, cp, kill=s))
-                if kill >= 0 and origin.chunk == i:
-                    labels |= self._compatible(kill, s)
-                else:
-                    labels |= alive[s]
+                ob = parked if obliged else ks
+                labels |= self._compatible(ob, s) if ob >= 0 else alive[s]
             if not (origin.chunk == i and origin.pos == k):  # consumed something
                 for lab in labels:
                     emit(lab, hole)
-            cur = {s: [] for s in self.closure(frozenset(cur))}
+            through: set[tuple[int, int]] = set()
+            plain: set[int] = set()
+            for s, ks in cur:
+                ob = parked if obliged else ks
+                if ob >= 0:
+                    through |= self._pair_closure(s, ob)
+                else:
+                    plain.add(s)
+            if plain:
+                through |= {(y, -1) for y in self.closure(frozenset(plain))}
+            cur = {key: [] for key in through}
             i += 1
             k = 0
