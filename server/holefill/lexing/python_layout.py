@@ -192,6 +192,7 @@ class Layout:
     pending: int
     cont: bool = False
     comment: bool = False  # the last lexeme was a comment: only a line break may follow
+    fixed: bool = False  # a backslash at a line start fixed the pending width
 
 
 def indent_width(ws: str) -> int:
@@ -321,7 +322,7 @@ class PythonLayoutLexer:
         out = []
         for toks, l2 in alts:
             l2 = replace(l2, pending=PENDING_NONE, line=LINE_TOKENS_SOME, cont=False,
-                         comment=False)
+                         comment=False, fixed=False)
             d = l2.depth
             if term in self.openers:
                 out.append((toks + [term], replace(l2, depth=d + 1 if d >= 0 else d - 1)))
@@ -341,13 +342,28 @@ class PythonLayoutLexer:
         if lay.depth != 0:
             return [([], replace(lay, cont=False, comment=False))]
         return [(toks, replace(l2, line=LINE_TOKENS_NONE, pending=width, cont=False,
-                               comment=False))
+                               comment=False, fixed=False))
                 for toks, l2 in self._line_end(lay)]
 
     def _eof(self, lay: Layout) -> list[list]:
         if lay.depth != 0 or lay.cont:
             return []
         return [toks + self._moves(close_all(l2.stack)) for toks, l2 in self._line_end(lay)]
+
+    def _nl_from_hole(self, emit, state, src, rt, tag, exits, chunks, b, first) -> None:
+        """A line break lexeme that begins in a hole and ends in fixed text."""
+        width = _nl_break_width(chunks[b.chunk][: b.pos])
+        for l0 in exits:
+            if l0.depth != 0:  # inside brackets: only whitespace
+                emit(src, [], state(rt, l0), first)
+                continue
+            if isinstance(tag, tuple):  # H-open: the hole ended its own line
+                pend = PENDING_FREE if width is None else width
+                emit(src, [], state(rt, replace(l0, line=LINE_TOKENS_NONE, pending=pend)), first)
+            elif width is not None:  # H-same: the text's line break ends the hole's line
+                for toks, l2 in self._line_end(l0):
+                    emit(src, toks, state(rt, replace(l2, line=LINE_TOKENS_NONE,
+                                                      pending=width)), first)
 
     # -- the product -------------------------------------------------------------------
 
@@ -444,7 +460,6 @@ class PythonLayoutLexer:
                         prod.add(src, t, state(rs, ("open", nxt_oh)), 1, KIND_HOLE, t, place, -1)
                     after = open_hole_exit(oh)
                     exits = [Layout(d, after, LINE_TOKENS_UNKNOWN, PENDING_NONE) for d in (0, -1)]
-                    exits_nl = [replace(x, line=LINE_TOKENS_NONE) for x in exits]
                     entry_stack = after
                 else:
                     assert isinstance(lay, Layout)
@@ -453,7 +468,6 @@ class PythonLayoutLexer:
                     prod.add(src, self.newline, open_hole(rs, lay.stack), 1, KIND_HOLE,
                              self.newline, place, -1)
                     exits = [lay, replace(lay, depth=-1)]
-                    exits_nl = [replace(lay, depth=-1)]  # a line break inside brackets
                     entry_stack = lay.stack
             elif rs in final_raw:
                 assert isinstance(lay, Layout)
@@ -470,12 +484,20 @@ class PythonLayoutLexer:
                         emit(src, [], tgt, (label, weight, e))
                         continue
                     if term == self.nl:
-                        for l0 in exits_nl:
-                            emit(src, [], state(rt, l0), (EPSILON, weight, e))
+                        self._nl_from_hole(emit, state, src, rt, lay, exits, chunks, b,
+                                           (EPSILON, weight, e))
                         continue
                     for l0 in exits:
                         if label == EPSILON:
-                            emit(src, [], state(rt, l0), (label, weight, e))
+                            if term == self.line_cont and isinstance(lay, tuple):
+                                # The hole's last line may be just this backslash: then its
+                                # indentation runs on into the text after (CPython's rule),
+                                # and the hole did not decide it.
+                                free = replace(l0, line=LINE_TOKENS_NONE, pending=PENDING_FREE,
+                                               cont=True)
+                                emit(src, [], state(rt, free), (label, weight, e))
+                            emit(src, [], state(rt, replace(l0, cont=term == self.line_cont)),
+                                 (label, weight, e))
                             continue
                         for toks, l2 in self._token(l0, term, unit):
                             emit(src, toks[:-1], state(rt, l2), (label, weight, e))
@@ -492,13 +514,14 @@ class PythonLayoutLexer:
                 elif label == EPSILON:  # whitespace, comments, line continuations
                     nxt = lay
                     if term == self.line_cont:
-                        nxt = replace(lay, cont=True)
+                        # CPython: the width before the first backslash of a line start
+                        # fixes its indentation, unless that width is 0; then the columns
+                        # of the continuation lines count on.
+                        nxt = replace(lay, cont=True, fixed=lay.fixed or lay.pending > 0)
                     elif term == self.comment:
                         nxt = replace(lay, comment=True)
-                    elif (term == self.ws and lay.cont and lay.pending >= 0
+                    elif (term == self.ws and lay.cont and lay.pending >= 0 and not lay.fixed
                           and not to_hole and a.chunk == b.chunk):
-                        # CPython measures a line's indentation across backslash
-                        # continuations: `\` then four spaces indents the line by four.
                         ws = chunks[a.chunk][a.pos:b.pos]
                         nxt = replace(lay, pending=lay.pending + indent_width(ws))
                     tgt = hole(rt, nxt) if to_hole else state(rt, nxt)
@@ -542,6 +565,13 @@ class PythonLayoutLexer:
             raw_edge=prod.raw_edge,
             state_info={s: key[1] for key, s in ids.items() if key[0] not in hole_raw},
         )
+
+
+def _nl_break_width(tail: str) -> int | None:
+    """Width of the next line when `tail` (the part of a line break lexeme in fixed text)
+    holds the break itself; None when the break lies in the hole (width unknown)."""
+    cut = max(tail.rfind("\n"), tail.rfind("\r"))
+    return None if cut < 0 else indent_width(tail[cut + 1:])
 
 
 def _hole_of(raw: LexemeNFA, rs: int) -> int:

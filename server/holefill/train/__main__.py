@@ -15,6 +15,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="work folder: corpus cache, tokenizer, checkpoints, log.csv")
     p.add_argument("--minutes", type=float, default=80.0, help="wall-clock limit of this run")
     p.add_argument("--resume", action="store_true", help="continue from WORK/ckpt.pt")
+    p.add_argument("--extend-to", type=int, default=0,
+                   help="with --resume: add a warm-restart cosine cycle up to this many steps")
+    p.add_argument("--extend-lr", type=float, default=1e-3, help="peak lr of that cycle")
+    p.add_argument("--extend-warmup", type=int, default=40)
     p.add_argument("--stop-at-step", type=int, default=0,
                    help="save and stop after this step (the schedule is unchanged)")
     p.add_argument("--export-only", action="store_true",
@@ -60,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     args.sources = tuple(s for s in args.sources.split(",") if s)
+    args.cycles = []
     from . import loop
 
     if args.probe:

@@ -101,6 +101,17 @@ def fill(model, tok, ids, prefix: str, suffix: str, ctx: int, max_new: int = 48)
     return tok.decode(gen, skip_special_tokens=True)
 
 
+def _cycles_text(args: dict) -> str:
+    extra = args.get("cycles") or []
+    if not extra:
+        return ""
+    parts = [f"steps {c['start']}-{c['end']}: warm-up {c['warmup']} steps to {c['lr']}, cosine to"
+             f" {args['min_lr']}" for c in extra]
+    return (" The first cosine cycle ended at step " + str(extra[0]["start"]) + "; training then"
+            " continued from that checkpoint with a warm restart (`--resume --extend-to`), "
+            + "; ".join(parts) + ".")
+
+
 def _parses(src: str) -> bool:
     import ast
     import warnings
@@ -282,7 +293,8 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
       f" into rows of {args['ctx']} tokens, and the loss is over all tokens. AdamW (betas 0.9/0.95,"
       f" weight decay {args['weight_decay']}), peak learning rate {args['lr']}, {args['warmup']}"
       f" warm-up steps, cosine decay to {args['min_lr']}, gradient clipping 1.0, seed"
-      f" {args['seed']}. The validation loss is over {args['val_rows']} fixed rows of held-out"
+      f" {args['seed']}.{_cycles_text(args)} The validation loss is over {args['val_rows']}"
+      " fixed rows of held-out"
       " files under the same FIM mixture.\n")
     w("## Use\n")
     w("holefill loads it when no model is configured. Directly with transformers:\n")
@@ -312,7 +324,7 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
       " may differ across CPUs):\n")
     w("`--work` may be any folder (corpus cache, tokenizer, checkpoints, `log.csv`); `--out`"
       " defaults to this folder.\n")
-    w("```sh\npip install -e '.[model,train]'   # torch==2.13.0 (CPU wheel)\n")
+    w("```sh\npip install -e '.[model,train]'   # torch==2.13.0 (CPU wheel)")
     for cmd in meta["commands"]:
         w(f"PYTHONPATH=server nice -n 10 {cmd}")
     w("```\n")

@@ -157,11 +157,21 @@ def n_params(model) -> int:
     return total
 
 
+def schedule(args) -> list[dict]:
+    """The learning-rate cycles: the first (warm-up + cosine) and any warm restarts added by
+    ``--extend-to`` (each: warm-up to its peak, cosine down to ``min_lr``)."""
+    extra = list(getattr(args, "cycles", None) or [])
+    first_end = extra[0]["start"] if extra else args.steps
+    return [{"start": 0, "end": first_end, "lr": args.lr, "warmup": args.warmup}, *extra]
+
+
 def lr_at(step: int, args) -> float:
-    if step < args.warmup:
-        return args.lr * (step + 1) / args.warmup
-    prog = min(1.0, (step - args.warmup) / max(1, args.steps - args.warmup))
-    return args.min_lr + 0.5 * (args.lr - args.min_lr) * (1 + math.cos(math.pi * prog))
+    c = [c for c in schedule(args) if c["start"] <= step][-1]
+    s, n = step - c["start"], c["end"] - c["start"]
+    if s < c["warmup"]:
+        return c["lr"] * (s + 1) / c["warmup"]
+    prog = min(1.0, (s - c["warmup"]) / max(1, n - c["warmup"]))
+    return args.min_lr + 0.5 * (c["lr"] - args.min_lr) * (1 + math.cos(math.pi * prog))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -210,8 +220,14 @@ def train(args) -> Path:
         saved = ck["args"]
         # the run's shape and schedule come from the checkpoint; only time limits may change
         for k in ("d_model", "layers", "heads", "ffn", "ctx", "batch", "lr", "min_lr", "warmup",
-                  "steps", "seed", "fim_rate", "spm_rate", "weight_decay", "bf16", "vocab"):
-            setattr(args, k, saved[k])
+                  "steps", "seed", "fim_rate", "spm_rate", "weight_decay", "bf16", "vocab",
+                  "cycles"):
+            setattr(args, k, saved.get(k, []) if k == "cycles" else saved[k])
+        if args.extend_to > args.steps:
+            # a warm restart: one more cosine cycle from the end of the schedule to extend_to
+            args.cycles = [*args.cycles, {"start": args.steps, "end": args.extend_to,
+                                          "lr": args.extend_lr, "warmup": args.extend_warmup}]
+            args.steps = args.extend_to
     torch.manual_seed(args.seed)
     config = make_config(args, tokenizer)
     model = LlamaForCausalLM(config)
