@@ -133,17 +133,20 @@ def close_all(st: Stack) -> Moves:
 OpenHole = tuple[Stack, int, bool]
 
 
-def free_width_moves(st: Stack) -> list[tuple[Moves, Stack]]:
-    """The first token of a line whose width a hole chose: any consistent INDENT / DEDENTs."""
-    out: list[tuple[Moves, Stack]] = [((), st)]
+def free_width_moves(st: Stack, least: int = 0) -> list[tuple[Moves, Stack]]:
+    """The first token of a line whose width a hole chose (at least `least`): any consistent
+    INDENT / DEDENTs."""
+    out: list[tuple[Moves, Stack]] = []
     top = st[-1]
+    if top < 0 or top >= least:
+        out.append(((), st))
     out.append((("I",), (st[:-1] + (FREE1,)) if top < 0 else st + (FREE1,)))
     moves: Moves = ()
     while len(st) > 1:
         x = st[-1]
         moves += ("D",) if x >= 0 else (_free_all(x),)
         st = st[:-1]
-        if st[-1] >= 0:
+        if st[-1] >= least:
             out.append((moves, st))
     return out
 
@@ -193,6 +196,7 @@ class Layout:
     cont: bool = False
     comment: bool = False  # the last lexeme was a comment: only a line break may follow
     fixed: bool = False  # a backslash at a line start fixed the pending width
+    least: int = 0  # with PENDING_FREE: the least width the line can have
 
 
 def indent_width(ws: str) -> int:
@@ -208,6 +212,7 @@ def indent_width(ws: str) -> int:
     return col
 
 
+_LEAD = re.compile(r"([ \t\f]*)[^ \t\f\r\n#\\]")
 _LINE_START = re.compile(r"(?:^|\n)([ \t\f]*)(?=[^ \t\f\r\n#\\])")
 
 
@@ -315,8 +320,8 @@ class PythonLayoutLexer:
         """A real token: indentation first if it starts a line, then brackets."""
         alts: list[tuple[list, Layout]] = [([], lay)]
         if lay.pending == PENDING_FREE and lay.depth == 0:
-            alts = [(self._moves(mv), replace(lay, stack=st))
-                    for mv, st in free_width_moves(lay.stack)]
+            alts = [(self._moves(mv), replace(lay, stack=st, least=0))
+                    for mv, st in free_width_moves(lay.stack, lay.least)]
         elif lay.pending != PENDING_NONE and lay.depth == 0:
             alts = self._at_width(lay, lay.pending, unit)
         out = []
@@ -352,14 +357,17 @@ class PythonLayoutLexer:
 
     def _nl_from_hole(self, emit, state, src, rt, tag, exits, chunks, b, first) -> None:
         """A line break lexeme that begins in a hole and ends in fixed text."""
-        width = _nl_break_width(chunks[b.chunk][: b.pos])
+        tail = chunks[b.chunk][: b.pos]
+        width = _nl_break_width(tail)
         for l0 in exits:
             if l0.depth != 0:  # inside brackets: only whitespace
                 emit(src, [], state(rt, l0), first)
                 continue
             if isinstance(tag, tuple):  # H-open: the hole ended its own line
                 pend = PENDING_FREE if width is None else width
-                emit(src, [], state(rt, replace(l0, line=LINE_TOKENS_NONE, pending=pend)), first)
+                least = indent_width(tail) if width is None else 0
+                emit(src, [], state(rt, replace(l0, line=LINE_TOKENS_NONE, pending=pend,
+                                                least=least)), first)
             elif width is not None:  # H-same: the text's line break ends the hole's line
                 for toks, l2 in self._line_end(l0):
                     emit(src, toks, state(rt, replace(l2, line=LINE_TOKENS_NONE,
@@ -442,7 +450,13 @@ class PythonLayoutLexer:
             return state(rt, replace(entry, depth=0, line=line, cont=False))
 
         def open_hole(rt: int, stack: Stack) -> int:
-            return state(rt, ("open", (stack, len(stack) - 1, False)))
+            """An open hole entered at the start of a line."""
+            return state(rt, ("open", (stack, len(stack) - 1, False), True))
+
+        # The width of the first line of each chunk when it begins with whitespace and a
+        # token (a line the hole may have begun): a hole that ends at a line start must reach
+        # at least that width with its own indentation.
+        lead = [indent_width(m.group(1)) if (m := _LEAD.match(c)) else 0 for c in chunks]
 
         while todo:
             rs, lay = todo.pop()
@@ -452,14 +466,28 @@ class PythonLayoutLexer:
                 place = (Place(hole=_hole_of(raw, rs)),) * 2
                 if isinstance(lay, tuple):  # H-open
                     oh: OpenHole = lay[1]
-                    for t in same_line_terminals:
-                        prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
-                    prod.add(src, self.newline, src, 1, KIND_HOLE, self.newline, place, -1)
-                    for mv, nxt_oh in open_hole_moves(oh):
-                        t = self.indent if mv == "I" else self.dedent
-                        prod.add(src, t, state(rs, ("open", nxt_oh)), 1, KIND_HOLE, t, place, -1)
+                    bol = lay[2]  # at the start of a line: INDENT / DEDENT may come, no NEWLINE
+                    if bol:
+                        mid = state(rs, ("open", oh, False))
+                        for t in same_line_terminals:
+                            prod.add(src, t, mid, 1, KIND_HOLE, t, place, -1)
+                        for mv, nxt_oh in open_hole_moves(oh):
+                            t = self.indent if mv == "I" else self.dedent
+                            prod.add(src, t, state(rs, ("open", nxt_oh, True)), 1, KIND_HOLE, t,
+                                     place, -1)
+                    else:
+                        for t in same_line_terminals:
+                            prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
+                        prod.add(src, self.newline, state(rs, ("open", oh, True)), 1, KIND_HOLE,
+                                 self.newline, place, -1)
                     after = open_hole_exit(oh)
-                    exits = [Layout(d, after, LINE_TOKENS_UNKNOWN, PENDING_NONE) for d in (0, -1)]
+                    line = LINE_TOKENS_NONE if bol else LINE_TOKENS_SOME
+                    exits = [Layout(d, after, line, PENDING_NONE) for d in (0, -1)]
+                    exits_text = exits
+                    if bol and after[-1] >= 0 and after[-1] < lead[_hole_of(raw, rs) + 1]:
+                        # The text's first token starts the hole's last line, deeper than
+                        # the level the hole left it at.
+                        exits_text = [x for x in exits if x.depth != 0]
                     entry_stack = after
                 else:
                     assert isinstance(lay, Layout)
@@ -467,7 +495,7 @@ class PythonLayoutLexer:
                         prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
                     prod.add(src, self.newline, open_hole(rs, lay.stack), 1, KIND_HOLE,
                              self.newline, place, -1)
-                    exits = [lay, replace(lay, depth=-1)]
+                    exits = exits_text = [lay, replace(lay, depth=-1)]
                     entry_stack = lay.stack
             elif rs in final_raw:
                 assert isinstance(lay, Layout)
@@ -487,14 +515,17 @@ class PythonLayoutLexer:
                         self._nl_from_hole(emit, state, src, rt, lay, exits, chunks, b,
                                            (EPSILON, weight, e))
                         continue
-                    for l0 in exits:
+                    clean = label == EPSILON and term != self.comment
+                    for l0 in exits_text if clean else exits:
                         if label == EPSILON:
                             if term == self.line_cont and isinstance(lay, tuple):
                                 # The hole's last line may be just this backslash: then its
                                 # indentation runs on into the text after (CPython's rule),
                                 # and the hole did not decide it.
+                                tail = chunks[b.chunk][b.pos:]
+                                ws = len(tail) - len(tail.lstrip(" \t\f"))
                                 free = replace(l0, line=LINE_TOKENS_NONE, pending=PENDING_FREE,
-                                               cont=True)
+                                               cont=True, least=1 if ws else 0)
                                 emit(src, [], state(rt, free), (label, weight, e))
                             emit(src, [], state(rt, replace(l0, cont=term == self.line_cont)),
                                  (label, weight, e))

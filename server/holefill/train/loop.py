@@ -51,8 +51,8 @@ def prepare(args) -> dict:
         "order": "stdlib-cpp-site",
     }
     if cache.exists():
-        with cache.open("rb") as f:
-            data = pickle.load(f)
+        with cache.open("rb") as fh:
+            data = pickle.load(fh)
         if data["key"] == key:
             log(f"corpus from cache: {data['stats']}")
             return data
@@ -67,9 +67,9 @@ def prepare(args) -> dict:
     train_chunks = chunk_corpus(corpus.train_texts, args.chunk_chars)
     valid_chunks = chunk_corpus(corpus.valid_texts, args.chunk_chars)
     by_source: dict[str, int] = {}
-    for f, t in zip(corpus.train, corpus.train_texts, strict=True):
-        by_source[f.source] = by_source.get(f.source, 0) + len(t)
-    stats = dict(corpus.stats)
+    for sf, t in zip(corpus.train, corpus.train_texts, strict=True):
+        by_source[sf.source] = by_source.get(sf.source, 0) + len(t)
+    stats: dict[str, object] = dict(corpus.stats)
     stats.update(
         train_chunks=len(train_chunks),
         valid_chunks=len(valid_chunks),
@@ -91,8 +91,8 @@ def prepare(args) -> dict:
         corpus.train_texts, tok_dir, vocab_size=args.vocab, seed=args.seed,
         sample_chars=args.tokenizer_sample_chars, model_max_length=args.ctx,
     )
-    with cache.open("wb") as f:
-        pickle.dump(data, f)
+    with cache.open("wb") as fo:
+        pickle.dump(data, fo)
     log(f"prepared in {time.time() - t0:.0f}s")
     return data
 
@@ -324,15 +324,15 @@ def train(args) -> Path:
         run_loss += loss.item()
         run_n += 1
         if step % args.log_every == 0 or step == args.steps:
-            v = ""
+            vtxt = ""
             if step % args.eval_every == 0 or step == args.steps:
-                v = f"{evaluate(model, val_rows, args.batch, args.bf16):.4f}"
+                vtxt = f"{evaluate(model, val_rows, args.batch, args.bf16):.4f}"
             tl = run_loss / run_n
             run_loss, run_n = 0.0, 0
             with log_path.open("a", newline="") as f:
                 csv.writer(f).writerow(
-                    [step, tokens, f"{train_seconds:.1f}", f"{lr:.6f}", f"{tl:.4f}", v])
-            log(f"step {step}/{args.steps} tok {tokens} loss {tl:.4f} val {v or '-'} "
+                    [step, tokens, f"{train_seconds:.1f}", f"{lr:.6f}", f"{tl:.4f}", vtxt])
+            log(f"step {step}/{args.steps} tok {tokens} loss {tl:.4f} val {vtxt or '-'} "
                 f"lr {lr:.2e} {tokens / max(1e-9, train_seconds):.0f} tok/s")
         if time.time() - last_ckpt > args.ckpt_minutes * 60:
             save()
