@@ -445,13 +445,14 @@ class PythonLayoutLexer:
             one, or when the hole begins at a line start, the hole may close and open levels
             (H-open, which remembers the stack it was entered with)."""
             if entry.pending != PENDING_NONE:
-                return open_hole(rt, entry.stack)
+                return open_hole(rt, entry.stack, max(entry.pending, 0))
             line = LINE_TOKENS_SOME if entry.line == LINE_TOKENS_SOME else LINE_TOKENS_UNKNOWN
             return state(rt, replace(entry, depth=0, line=line, cont=False))
 
-        def open_hole(rt: int, stack: Stack) -> int:
-            """An open hole entered at the start of a line."""
-            return state(rt, ("open", (stack, len(stack) - 1, False), True))
+        def open_hole(rt: int, stack: Stack, carried: int = 0) -> int:
+            """An open hole entered at the start of a line, after `carried` columns of
+            indentation in the text before it."""
+            return state(rt, ("open", (stack, len(stack) - 1, False), True, carried))
 
         # The width of the first line of each chunk when it begins with whitespace and a
         # token (a line the hole may have begun): a hole that ends at a line start must reach
@@ -467,24 +468,29 @@ class PythonLayoutLexer:
                 if isinstance(lay, tuple):  # H-open
                     oh: OpenHole = lay[1]
                     bol = lay[2]  # at the start of a line: INDENT / DEDENT may come, no NEWLINE
+                    carried = lay[3]  # columns of this line's indentation before the hole
+                    after = open_hole_exit(oh)
+                    # The hole's line is at least `carried` deep: its level must be, too.
+                    deep_enough = after[-1] < 0 or after[-1] >= carried
                     if bol:
-                        mid = state(rs, ("open", oh, False))
-                        for t in same_line_terminals:
-                            prod.add(src, t, mid, 1, KIND_HOLE, t, place, -1)
+                        if deep_enough:
+                            mid = state(rs, ("open", oh, False, 0))
+                            for t in same_line_terminals:
+                                prod.add(src, t, mid, 1, KIND_HOLE, t, place, -1)
                         for mv, nxt_oh in open_hole_moves(oh):
                             t = self.indent if mv == "I" else self.dedent
-                            prod.add(src, t, state(rs, ("open", nxt_oh, True)), 1, KIND_HOLE, t,
-                                     place, -1)
+                            prod.add(src, t, state(rs, ("open", nxt_oh, True, carried)), 1,
+                                     KIND_HOLE, t, place, -1)
                     else:
                         for t in same_line_terminals:
                             prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
-                        prod.add(src, self.newline, state(rs, ("open", oh, True)), 1, KIND_HOLE,
-                                 self.newline, place, -1)
-                    after = open_hole_exit(oh)
+                        prod.add(src, self.newline, state(rs, ("open", oh, True, 0)), 1,
+                                 KIND_HOLE, self.newline, place, -1)
                     line = LINE_TOKENS_NONE if bol else LINE_TOKENS_SOME
                     exits = [Layout(d, after, line, PENDING_NONE) for d in (0, -1)]
                     exits_text = exits
-                    if bol and after[-1] >= 0 and after[-1] < lead[_hole_of(raw, rs) + 1]:
+                    need = carried + lead[_hole_of(raw, rs) + 1]
+                    if bol and after[-1] >= 0 and after[-1] < need:
                         # The text's first token starts the hole's last line, deeper than
                         # the level the hole left it at.
                         exits_text = [x for x in exits if x.depth != 0]
@@ -518,15 +524,15 @@ class PythonLayoutLexer:
                     clean = label == EPSILON and term != self.comment
                     for l0 in exits_text if clean else exits:
                         if label == EPSILON:
-                            if term == self.line_cont and isinstance(lay, tuple):
-                                # The hole's last line may be just this backslash: then its
-                                # indentation runs on into the text after (CPython's rule),
-                                # and the hole did not decide it.
+                            if term == self.line_cont and isinstance(lay, tuple) and lay[2]:
+                                # The hole's last line holds only this backslash: its
+                                # indentation runs on into the text after (CPython's rule).
                                 tail = chunks[b.chunk][b.pos:]
                                 ws = len(tail) - len(tail.lstrip(" \t\f"))
                                 free = replace(l0, line=LINE_TOKENS_NONE, pending=PENDING_FREE,
                                                cont=True, least=1 if ws else 0)
                                 emit(src, [], state(rt, free), (label, weight, e))
+                                continue
                             emit(src, [], state(rt, replace(l0, cont=term == self.line_cont)),
                                  (label, weight, e))
                             continue
@@ -567,7 +573,9 @@ class PythonLayoutLexer:
                         # layout is the hole's business.
                         for toks, _ in self._line_end(lay):
                             if to_hole:
-                                emit(src, toks, open_hole(rt, lay.stack), (EPSILON, weight, e))
+                                carried = _nl_break_width(chunks[a.chunk][a.pos:]) or 0
+                                emit(src, toks, open_hole(rt, lay.stack, carried),
+                                     (EPSILON, weight, e))
                                 continue
                             # Only whitespace lies in the hole: no layout tokens there,
                             # but the hole chose the next line's width.

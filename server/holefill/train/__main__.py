@@ -34,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-train-chars", type=int, default=120_000_000)
     p.add_argument("--valid-percent", type=float, default=2.0)
     p.add_argument("--chunk-chars", type=int, default=1600)
+    p.add_argument("--packing", choices=("split", "whole"), default="split",
+                   help="split: concatenate examples and cut rows (an example may straddle two"
+                   " rows); whole: rows of whole examples, padded")
+    p.add_argument("--example-chars", type=int, default=0,
+                   help="cut chunks further into examples of at most this many characters (0: no)")
     p.add_argument("--vocab", type=int, default=4096)
     p.add_argument("--tokenizer-sample-chars", type=int, default=20_000_000)
     # model
@@ -65,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     args.sources = tuple(s for s in args.sources.split(",") if s)
     args.cycles = []
+    args.phases = []
     from . import loop
 
     if args.probe:

@@ -221,13 +221,22 @@ def train(args) -> Path:
         # the run's shape and schedule come from the checkpoint; only time limits may change
         for k in ("d_model", "layers", "heads", "ffn", "ctx", "batch", "lr", "min_lr", "warmup",
                   "steps", "seed", "fim_rate", "spm_rate", "weight_decay", "bf16", "vocab",
-                  "cycles"):
-            setattr(args, k, saved.get(k, []) if k == "cycles" else saved[k])
+                  "cycles", "phases"):
+            setattr(args, k, saved.get(k, []) if k in ("cycles", "phases") else saved[k])
+        if not args.phases:  # checkpoints from before data phases existed
+            args.phases = [{"start": 0, "packing": "split", "example_chars": 0}]
+        phase = {"start": ck["step"], "packing": args.packing, "example_chars": args.example_chars}
+        last = args.phases[-1] if args.phases else {"packing": "split", "example_chars": 0}
+        if (phase["packing"], phase["example_chars"]) != (last["packing"], last["example_chars"]):
+            # a new data phase: same corpus, new packing / example size; a fresh stream
+            args.phases = [*args.phases, phase]
         if args.extend_to > args.steps:
             # a warm restart: one more cosine cycle from the end of the schedule to extend_to
             args.cycles = [*args.cycles, {"start": args.steps, "end": args.extend_to,
                                           "lr": args.extend_lr, "warmup": args.extend_warmup}]
             args.steps = args.extend_to
+    if not resume:
+        args.phases = [{"start": 0, "packing": args.packing, "example_chars": args.example_chars}]
     torch.manual_seed(args.seed)
     config = make_config(args, tokenizer)
     model = LlamaForCausalLM(config)
@@ -239,9 +248,14 @@ def train(args) -> Path:
          {"params": no_decay, "weight_decay": 0.0}],
         lr=args.lr, betas=(0.9, 0.95), eps=1e-8,
     )
+    phase_no = len(args.phases) - 1
+    cur = args.phases[-1]
+    chunks = data["train_chunks"]
+    if cur["example_chars"]:
+        chunks = chunk_corpus(chunks, cur["example_chars"])
     stream = FimStream(
-        data["train_chunks"], encode, ids, ctx=args.ctx, seed=args.seed,
-        fim_rate=args.fim_rate, spm_rate=args.spm_rate,
+        chunks, encode, ids, ctx=args.ctx, seed=args.seed + 1000 * phase_no,
+        fim_rate=args.fim_rate, spm_rate=args.spm_rate, packing=cur["packing"],
     )
     vstream = FimStream(
         data["valid_chunks"], encode, ids, ctx=args.ctx, seed=args.seed + 1,
@@ -254,7 +268,10 @@ def train(args) -> Path:
     if resume:
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["opt"])
-        stream.load_state(ck["stream"])
+        if ck.get("phase", 0) == phase_no:
+            stream.load_state(ck["stream"])
+        else:
+            log(f"data phase {phase_no}: {cur}, {len(chunks)} examples per epoch")
         torch.set_rng_state(ck["torch_rng"])
         step, tokens, train_seconds = ck["step"], ck["tokens"], ck["train_seconds"]
         if meta_path.exists():
@@ -280,7 +297,7 @@ def train(args) -> Path:
         torch.save({
             "model": model.state_dict(), "opt": opt.state_dict(), "stream": stream.state(),
             "torch_rng": torch.get_rng_state(), "step": step, "tokens": tokens,
-            "train_seconds": train_seconds, "args": vars(args),
+            "train_seconds": train_seconds, "args": vars(args), "phase": phase_no,
             "config": config.to_dict(),
         }, tmp)
         os.replace(tmp, ckpt_path)
@@ -312,14 +329,15 @@ def train(args) -> Path:
         for g in opt.param_groups:
             g["lr"] = lr
         x = torch.tensor(stream.rows(args.batch), dtype=torch.long)
+        labels = x.masked_fill(x == ids.pad, -100)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
-            loss = model(input_ids=x, labels=x).loss
+            loss = model(input_ids=x, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
         step += 1
-        tokens += x.numel()
+        tokens += int((x != ids.pad).sum())
         train_seconds += time.time() - t0
         run_loss += loss.item()
         run_n += 1

@@ -1,9 +1,15 @@
 """A deterministic, resumable stream of packed FIM training rows.
 
 Example ``k`` is chunk ``perm_e[k mod N]`` (``perm_e`` a seeded permutation for epoch
-``e = k // N``) transformed with an RNG seeded by ``(seed, k)``. Examples are concatenated and cut
-into rows of ``ctx`` tokens. The whole state is ``(next_example, buffer)``, saved in checkpoints, so
-a resumed run sees exactly the rows an uninterrupted run would have seen.
+``e = k // N``) transformed with an RNG seeded by ``(seed, k)``. Two packings:
+
+* ``split``: examples are concatenated and cut into rows of ``ctx`` tokens (an example may straddle
+  two rows: then the middle of a PSM example can land in a row without its prefix);
+* ``whole``: each row holds whole examples only (an example that does not fit starts the next row;
+  one longer than ``ctx`` is truncated); the rest of the row is padding, left out of the loss.
+
+The whole state is ``(next_example, buffer)``, saved in checkpoints, so a resumed run sees exactly
+the rows an uninterrupted run would have seen.
 """
 
 from __future__ import annotations
@@ -25,7 +31,11 @@ class FimStream:
         seed: int,
         fim_rate: float,
         spm_rate: float,
+        packing: str = "split",
     ) -> None:
+        if packing not in ("split", "whole"):
+            raise ValueError(f"unknown packing {packing!r}")
+        self.packing = packing
         if not chunks:
             raise ValueError("no training chunks")
         self.chunks = chunks
@@ -60,6 +70,9 @@ class FimStream:
         return ids
 
     def rows(self, batch: int) -> list[list[int]]:
+        """``batch`` rows of ``ctx`` token ids (``whole`` packing pads with ``ids.pad``)."""
+        if self.packing == "whole":
+            return [self._whole_row() for _ in range(batch)]
         need = batch * self.ctx
         while len(self.buffer) < need:
             self.buffer.extend(self.example(self.next_example))
@@ -67,6 +80,18 @@ class FimStream:
         out = [self.buffer[i * self.ctx : (i + 1) * self.ctx] for i in range(batch)]
         self.buffer = self.buffer[need:]
         return out
+
+    def _whole_row(self) -> list[int]:
+        row: list[int] = []
+        while True:
+            if not self.buffer:
+                self.buffer = self.example(self.next_example)[: self.ctx]
+                self.next_example += 1
+            if len(row) + len(self.buffer) > self.ctx:
+                break
+            row.extend(self.buffer)
+            self.buffer = []
+        return row + [self.ids.pad] * (self.ctx - len(row))
 
     def state(self) -> dict:
         return {"next_example": self.next_example, "buffer": list(self.buffer)}
