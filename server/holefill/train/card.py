@@ -76,6 +76,20 @@ def line_cuts(valid_files: list[tuple[str, str]], n: int, seed: int) -> list[dic
     return cuts
 
 
+MAX_NEW = 32
+
+
+def line_end_cuts(cuts: list[dict], seed: int) -> list[dict]:
+    """From each line cut, a hole that is the rest of the line after a cursor in its second half."""
+    rng = random.Random(seed)
+    out = []
+    for c in cuts:
+        m = c["middle"]
+        k = rng.randrange(len(m) // 2, len(m) - 1)
+        out.append({**c, "prefix": c["prefix"] + m[:k], "middle": m[k:], "start": c["start"] + k})
+    return out
+
+
 def fim_prompt(tok, ids, prefix: str, suffix: str, budget: int) -> list[int]:
     p = tok.encode(prefix, add_special_tokens=False)
     s = tok.encode(suffix, add_special_tokens=False)
@@ -110,6 +124,25 @@ def _cycles_text(args: dict) -> str:
     return (" The first cosine cycle ended at step " + str(extra[0]["start"]) + "; training then"
             " continued from that checkpoint with a warm restart (`--resume --extend-to`), "
             + "; ".join(parts) + ".")
+
+
+def _phases_text(args: dict) -> str:
+    phases = args.get("phases") or []
+    if len(phases) < 2:
+        return ""
+    out = []
+    for i, ph in enumerate(phases):
+        end = phases[i + 1]["start"] if i + 1 < len(phases) else args["steps"]
+        size = (f"chunks cut further into examples of at most {ph['example_chars']} characters"
+                if ph["example_chars"] else f"the {args.get('chunk_chars', 1600)}-character chunks")
+        pack = ("concatenated and cut into rows (`--packing split`: an example may straddle two"
+                " rows)" if ph["packing"] == "split" else
+                "packed whole into rows (`--packing whole`: an example never straddles two rows;"
+                " padding is left out of the loss and of the token counts)")
+        out.append(f"steps {ph['start']}-{end}: {size}, {pack}")
+    return (" Data phases: " + "; ".join(out) + ". The change came from the first samples: with"
+            " chunks of about 660 tokens in 512-token rows, the middle of a PSM example was"
+            " usually trained without its prefix, and the model ignored the prefix at the hole.")
 
 
 def _parses(src: str) -> bool:
@@ -194,22 +227,23 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
     plot_loss(rows, out / "loss.png",
               f"holefill default model ({meta['params'] / 1e6:.1f}M params), FIM objective")
 
-    cuts = line_cuts(data["valid_files"], n_eval, seed=1234)
-    exact = first_line = parse_ok = parse_n = 0
-    shown: list[tuple[dict, str]] = []
-    for i, c in enumerate(cuts):
-        got = fill(model, tok, ids, c["prefix"], c["suffix"], args["ctx"])
-        if got == c["middle"]:
-            exact += 1
-        if (got.splitlines() or [""])[0].strip() == c["middle"]:
-            first_line += 1
-        if _parses(c["prefix"] + c["middle"] + c["suffix"]):
-            parse_n += 1
-            parse_ok += _parses(c["prefix"] + got + c["suffix"])
-        if i < n_show:
-            shown.append((c, got))
-    log(f"line fills: exact {exact}/{len(cuts)}, first line {first_line}/{len(cuts)}, "
-        f"file still parses {parse_ok}/{parse_n}")
+    line = line_cuts(data["valid_files"], n_eval, seed=1234)
+    kinds = {"line": line, "line-end": line_end_cuts(line, seed=99)}
+    results: dict[str, dict[str, int]] = {}
+    shown: list[tuple[str, dict, str]] = []
+    for kind, cuts in kinds.items():
+        r = {"n": len(cuts), "exact": 0, "first": 0, "parse_ok": 0, "parse_n": 0}
+        for i, c in enumerate(cuts):
+            got = fill(model, tok, ids, c["prefix"], c["suffix"], args["ctx"], max_new=MAX_NEW)
+            r["exact"] += got == c["middle"]
+            r["first"] += (got.splitlines() or [""])[0].strip() == c["middle"].strip()
+            if _parses(c["prefix"] + c["middle"] + c["suffix"]):
+                r["parse_n"] += 1
+                r["parse_ok"] += _parses(c["prefix"] + got + c["suffix"])
+            if i < n_show:
+                shown.append((kind, c, got))
+        results[kind] = r
+        log(f"{kind} fills: {r}")
 
     (out / "heldout_files.txt").write_text(
         "# files held out from training (validation split by hash of path); evaluate on these\n"
@@ -246,10 +280,12 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
     w(f"| final train loss | {final_train:.3f} nats/token (mean of the last 50 steps) |")
     w(f"| final validation loss | {final_val:.3f} nats/token (final checkpoint, as in training);"
       f" {val16:.3f} with the shipped fp16 weights (fp32 compute) |")
-    pct = 100 * exact / max(1, len(cuts))
-    w(f"| held-out single-line fills | exact match {exact}/{len(cuts)} ({pct:.0f}%), "
-      f"first generated line equal {first_line}/{len(cuts)}; file still parses (`ast.parse`)"
-      f" {parse_ok}/{parse_n}; greedy, unconstrained |")
+    for kind, what in (("line", "a whole line removed"),
+                       ("line-end", "the rest of a line removed")):
+        r = results[kind]
+        w(f"| held-out fills, {what} | exact {r['exact']}/{r['n']}, first generated line right"
+          f" {r['first']}/{r['n']}, file still parses (`ast.parse`) {r['parse_ok']}/{r['parse_n']};"
+          " greedy, unconstrained |")
     w(f"| software | torch {meta.get('torch', '?')}, transformers, tokenizers; Python "
       f"{platform.python_version()} |")
     w("")
@@ -273,7 +309,7 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
       f"characters (training saw {ck['tokens'] / 1e6:.1f}M tokens, less than one pass). Corpus "
       f"fingerprints (hash of the file list): train `{st['train_fingerprint']}`, validation "
       f"`{st['valid_fingerprint']}`. Files are cut at line boundaries into chunks of at most "
-      f"{args.get('chunk_chars', 1600)} characters (about one context). The tokenizer is a"
+      f"{args.get('chunk_chars', 1600)} characters. The tokenizer is a"
       f" byte-level BPE ({len(tok)} tokens, the five special tokens first) trained with"
       f" `tokenizers` on a seeded {args.get('tokenizer_sample_chars', 0) / 1e6:.0f}M-character"
       " sample of the training files.\n")
@@ -290,12 +326,12 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
       "SPM: <fim_prefix> <fim_suffix> suffix <fim_middle> prefix middle <|endoftext|>\n```\n")
     w("otherwise it stays left-to-right (`text <|endoftext|>`). Pieces are tokenized separately"
       " (special-token strings inside source text are encoded as plain text), examples are packed"
-      f" into rows of {args['ctx']} tokens, and the loss is over all tokens. AdamW (betas 0.9/0.95,"
+      f" into rows of {args['ctx']} tokens, and the loss is over all tokens but padding. AdamW (betas 0.9/0.95,"
       f" weight decay {args['weight_decay']}), peak learning rate {args['lr']}, {args['warmup']}"
       f" warm-up steps, cosine decay to {args['min_lr']}, gradient clipping 1.0, seed"
-      f" {args['seed']}.{_cycles_text(args)} The validation loss is over {args['val_rows']}"
-      " fixed rows of held-out"
-      " files under the same FIM mixture.\n")
+      f" {args['seed']}.{_cycles_text(args)}{_phases_text(args)} The validation loss is over"
+      f" {args['val_rows']} fixed rows of held-out files under the same FIM mixture, packed as in"
+      " the first phase (`split`) throughout, so that the curve stays comparable.\n")
     w("## Use\n")
     w("holefill loads it when no model is configured. Directly with transformers:\n")
     w("```python\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n"
@@ -306,18 +342,22 @@ def write_card(work: Path, out: Path, n_eval: int = 100, n_show: int = 5) -> Non
       'prompt = "<fim_prefix>def add(a, b):\\n    <fim_suffix>\\n<fim_middle>"\n'
       "out = model.generate(**tok(prompt, return_tensors=\"pt\"), max_new_tokens=16)\n```\n")
     w("## Samples\n")
-    w("Held-out files, one line removed (its code; indentation and newline stay), greedy,"
-      " unconstrained (no grammar checks), up to 48 new tokens, stopped at `<|endoftext|>`. The"
-      " prompt is PSM, cut to the context around the hole.\n")
-    for c, got in shown:
+    w("Held-out files (`heldout_files.txt`), PSM prompt cut to the context around the hole,"
+      f" greedy, unconstrained (no grammar checks), up to {MAX_NEW} new tokens, stopped at"
+      " `<|endoftext|>`. Two kinds of hole: **line**, the code of one line removed (indentation"
+      " and newline stay); **line-end**, the rest of a line after a cursor in its second half (the"
+      " usual completion at the cursor). The table above counts them over"
+      f" {results['line']['n']} holes of each kind.\n")
+    for kind, c, got in shown:
         ok = "exact" if got == c["middle"] else (
-            "first line exact" if (got.splitlines() or [""])[0].strip() == c["middle"] else "miss")
-        w(f"### `{c['key']}` ({ok})\n")
-        w("prefix (last lines):\n```python\n" + _tail(c["prefix"], 6).replace("```", "`\u200b``")
-          + "\u2588\n```")
+            "first line right" if (got.splitlines() or [""])[0].strip() == c["middle"].strip()
+            else "miss")
+        w(f"### {kind}: `{c['key']}` ({ok})\n")
+        w("prefix (last lines, \u2588 = hole):\n```python\n"
+          + _tail(c["prefix"], 6).replace("```", "`\u200b``") + "\u2588\n```")
         w("suffix (first lines):\n```python\n" + _head(c["suffix"], 4).replace("```", "`\u200b``")
           + "\n```")
-        w(f"expected: `{c['middle']}`  \nmodel: `{got!r}`\n")
+        w(f"expected: `{c['middle']!r}`  \nmodel: `{got!r}`\n")
     w("## Reproduce\n")
     w("From the repository root (the corpus depends on the Python version and on the installed"
       " packages; the fingerprints above tell whether you read the same files; bf16 CPU kernels"
