@@ -23,7 +23,8 @@ from holefill.lexing.holes import EPSILON, KIND_HOLE, KIND_LEXEME, LexemeNFA, Pl
 
 
 def class_representatives(dfa: LexerDFA) -> list[str]:
-    """One character per character class, printable ASCII where the class has one."""
+    """One character per character class: printable ASCII where the class has one, else the
+    first printable character of the class, else its first code point."""
     bounds = dfa.boundaries
     n = len(bounds) + 1
     reps: list[str | None] = [None] * n
@@ -34,8 +35,25 @@ def class_representatives(dfa: LexerDFA) -> list[str]:
     for k in range(n):
         if reps[k] is None:
             lo = bounds[k - 1] if k > 0 else 0
-            reps[k] = chr(min(lo, 0x10FFFF))
-    return [r or "\x00" for r in reps]
+            hi = bounds[k] if k < len(bounds) else 0x110000
+            pick = next((chr(c) for c in range(lo, min(hi, lo + 512)) if chr(c).isprintable()),
+                        chr(lo))
+            reps[k] = pick
+    return [r or " " for r in reps]
+
+
+def _niceness(ch: str) -> int:
+    """Order in which witness text prefers characters: letters and digits, punctuation, a
+    space, other printable text, and control characters last."""
+    if ch.isascii() and ch.isalnum():
+        return 0
+    if ch.isascii() and ch.isprintable() and ch != " ":
+        return 1
+    if ch == " ":
+        return 2
+    if ch.isprintable():
+        return 3
+    return 4
 
 
 def full_path(nfa: LexemeNFA, leaves: Sequence[tuple[int, int]]) -> list[int]:
@@ -92,6 +110,8 @@ class Renderer:
         self.dfa = dfa
         self.terminals = terminals
         self.reps = class_representatives(dfa)
+        # Breadth-first search tries classes in this order, so witnesses read like text.
+        self.class_order = sorted(range(len(self.reps)), key=lambda k: _niceness(self.reps[k]))
         self._bfs_cache: dict[int, dict[int, tuple[int, int] | None]] = {}
 
     def _cls(self, ch: str) -> int:
@@ -116,9 +136,12 @@ class Renderer:
         prev: dict[int, tuple[int, int] | None] = {src: None}
         queue = deque([src])
         trans = self.dfa.trans
+        order = self.class_order
         while queue:
             x = queue.popleft()
-            for c, y in enumerate(trans[x]):
+            row = trans[x]
+            for c in order:
+                y = row[c]
                 if y >= 0 and y not in prev:
                     prev[y] = (x, c)
                     queue.append(y)
