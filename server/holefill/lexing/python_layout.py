@@ -578,8 +578,12 @@ class PythonLayoutLexer:
                                      (EPSILON, weight, e))
                                 continue
                             # Only whitespace lies in the hole: no layout tokens there,
-                            # but the hole chose the next line's width.
-                            nl_lay = Layout(0, lay.stack, LINE_TOKENS_NONE, PENDING_FREE)
+                            # but the hole chose the next line's width (at least what the
+                            # texts on both sides hold).
+                            least = ((_nl_break_width(chunks[a.chunk][a.pos:]) or 0)
+                                     + indent_width(chunks[b.chunk][:b.pos]))
+                            nl_lay = Layout(0, lay.stack, LINE_TOKENS_NONE, PENDING_FREE,
+                                            least=least)
                             emit(src, toks, state(rt, nl_lay), (EPSILON, weight, e))
                         continue
                     text = chunks[a.chunk][a.pos:b.pos]
@@ -703,8 +707,6 @@ class _PythonRender:
         col = indent_width(ws) if at_start else 0
         if lay is not None:
             levels = [w for w in lay.stack if w >= 0]
-            if lay.pending != PENDING_NONE and lay.depth == 0 and lay.pending > levels[-1]:
-                levels.append(lay.pending)
         else:
             levels = [indent_width(ws)]
         out: list[str] = []
