@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple, cast
 
 from holefill.grammar.tables import CompiledGrammar
 from holefill.lexing.holes import (
@@ -177,8 +178,7 @@ def open_hole_exit(h: OpenHole) -> Stack:
     return st
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     """What the tokenizer knows at a lexeme boundary.
 
     depth:   >= 0 the bracket depth; -(k+1) means inside brackets opened before this chunk's
@@ -197,6 +197,9 @@ class Layout:
     comment: bool = False  # the last lexeme was a comment: only a line break may follow
     fixed: bool = False  # a backslash at a line start fixed the pending width
     least: int = 0  # with PENDING_FREE: the least width the line can have
+
+
+replace = Layout._replace  # layouts are immutable; this makes a changed copy
 
 
 def indent_width(ws: str) -> int:
@@ -363,7 +366,7 @@ class PythonLayoutLexer:
             if l0.depth != 0:  # inside brackets: only whitespace
                 emit(src, [], state(rt, l0), first)
                 continue
-            if isinstance(tag, tuple):  # H-open: the hole ended its own line
+            if not isinstance(tag, Layout):  # H-open: the hole ended its own line
                 pend = PENDING_FREE if width is None else width
                 least = indent_width(tail) if width is None else 0
                 emit(src, [], state(rt, replace(l0, line=LINE_TOKENS_NONE, pending=pend,
@@ -433,8 +436,9 @@ class PythonLayoutLexer:
                 prod.add(src, EPSILON, dst, 0, KIND_EPS_LINK, EPSILON, _NO_SPAN, -1)
 
         start_text = chunks[0]
-        lead = re.match(r"[ \t\f]*", start_text)
-        file_start = Layout(0, (0,), LINE_TOKENS_NONE, indent_width(lead.group(0)) if lead else 0)
+        first_ws = re.match(r"[ \t\f]*", start_text)
+        file_start = Layout(0, (0,), LINE_TOKENS_NONE,
+                            indent_width(first_ws.group(0)) if first_ws else 0)
         starts = [state(raw.starts[0], file_start)]
         no_layout = {self.newline, self.indent, self.dedent}
         same_line_terminals = [t for t in self.hole_terminals if t not in no_layout]
@@ -465,10 +469,11 @@ class PythonLayoutLexer:
             in_hole = rs in hole_raw
             if in_hole:
                 place = (Place(hole=_hole_of(raw, rs)),) * 2
-                if isinstance(lay, tuple):  # H-open
-                    oh: OpenHole = lay[1]
-                    bol = lay[2]  # at the start of a line: INDENT / DEDENT may come, no NEWLINE
-                    carried = lay[3]  # columns of this line's indentation before the hole
+                if not isinstance(lay, Layout):  # H-open: ("open", OpenHole, bol, carried)
+                    tag = cast(tuple, lay)
+                    oh: OpenHole = tag[1]
+                    bol = tag[2]  # at the start of a line: INDENT / DEDENT may come, no NEWLINE
+                    carried = tag[3]  # columns of this line's indentation before the hole
                     after = open_hole_exit(oh)
                     # The hole's line is at least `carried` deep: its level must be, too.
                     deep_enough = after[-1] < 0 or after[-1] >= carried
@@ -524,7 +529,8 @@ class PythonLayoutLexer:
                     clean = label == EPSILON and term != self.comment
                     for l0 in exits_text if clean else exits:
                         if label == EPSILON:
-                            if term == self.line_cont and isinstance(lay, tuple) and lay[2]:
+                            if (term == self.line_cont and not isinstance(lay, Layout)
+                                    and cast(tuple, lay)[2]):
                                 # The hole's last line holds only this backslash: its
                                 # indentation runs on into the text after (CPython's rule).
                                 tail = chunks[b.chunk][b.pos:]
@@ -559,8 +565,8 @@ class PythonLayoutLexer:
                         nxt = replace(lay, comment=True)
                     elif (term == self.ws and lay.cont and lay.pending >= 0 and not lay.fixed
                           and not to_hole and a.chunk == b.chunk):
-                        ws = chunks[a.chunk][a.pos:b.pos]
-                        nxt = replace(lay, pending=lay.pending + indent_width(ws))
+                        blank = chunks[a.chunk][a.pos:b.pos]
+                        nxt = replace(lay, pending=lay.pending + indent_width(blank))
                     tgt = hole(rt, nxt) if to_hole else state(rt, nxt)
                     emit(src, [], tgt, (EPSILON, weight, e))
                 elif term == self.nl:
@@ -705,10 +711,7 @@ class _PythonRender:
         ws = last_line[: len(last_line) - len(last_line.lstrip(" \t\f"))]
         at_start = last_line.strip() == "" and "\n" in prev
         col = indent_width(ws) if at_start else 0
-        if lay is not None:
-            levels = [w for w in lay.stack if w >= 0]
-        else:
-            levels = [indent_width(ws)]
+        levels = [w for w in lay.stack if w >= 0] if lay is not None else [indent_width(ws)]
         out: list[str] = []
         glued = True  # no separator needed before the next piece
         if prev and not prev[-1].isspace():
