@@ -56,6 +56,7 @@ def test_default_model_is_detected_as_fim_without_torch() -> None:
     assert info.family == "starcoder"
     assert info.fim_tokens == {"prefix": "<fim_prefix>", "suffix": "<fim_suffix>",
                                "middle": "<fim_middle>"}
+    assert info.fim_format in ("psm", "spm")  # from holefill.json, written with the card
 
 
 def test_model_card_has_the_required_parts() -> None:
@@ -171,6 +172,7 @@ def test_find_local_fim_models_in_a_fake_cache(tmp_path: Path, monkeypatch) -> N
     hub = tmp_path / "hub"
     _cache_model(hub, "bigcode/starcoder2-3b", {
         "tokenizer_config.json": {"added_tokens_decoder": _added(FIM_TOKENS)},
+        "holefill.json": {"fim_format": "spm"},
     })
     _cache_model(hub, "Qwen/Qwen2.5-Coder-1.5B", {
         "tokenizer_config.json": {"model_max_length": 32768},
@@ -196,6 +198,8 @@ def test_find_local_fim_models_in_a_fake_cache(tmp_path: Path, monkeypatch) -> N
                             "deepseek-ai/deepseek-coder-1.3b-base"}
     assert by_name["bigcode/starcoder2-3b"].family == "starcoder"
     assert by_name["bigcode/starcoder2-3b"].weights_bytes == 1000
+    assert by_name["bigcode/starcoder2-3b"].fim_format == "spm"
+    assert by_name["Qwen/Qwen2.5-Coder-1.5B"].fim_format == "psm"
     assert by_name["Qwen/Qwen2.5-Coder-1.5B"].fim_tokens["middle"] == "<|fim_middle|>"
     ds = by_name["deepseek-ai/deepseek-coder-1.3b-base"]
     assert ds.family == "deepseek-coder" and not ds.has_weights

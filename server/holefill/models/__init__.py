@@ -42,6 +42,8 @@ class ModelInfo:
     fim_tokens: dict[str, str | None] = field(default_factory=dict)  # prefix / suffix / middle
     has_weights: bool = True
     weights_bytes: int = 0
+    # "psm" (the usual) or "spm"; a model folder may say which suits it in holefill.json
+    fim_format: str = "psm"
 
 
 def default_model_path() -> Path:
@@ -152,9 +154,12 @@ def inspect_model_dir(folder: Path, *, name: str | None = None, source: str = "l
         return None
     family, toks = found
     has_w, size = _weights(folder)
+    hint = _read_json(folder / "holefill.json")
+    fmt = hint.get("fim_format") if isinstance(hint, dict) else None
     return ModelInfo(
         name=name or folder.name, path=folder, source=source, family=family,
         fim_tokens=toks, has_weights=has_w, weights_bytes=size,
+        fim_format=fmt if fmt in ("psm", "spm") else "psm",
     )
 
 
