@@ -2,6 +2,7 @@
 
     holefill check FILE [--language L] [--hole-marker M] [--max-steps N] [--quiet]
     holefill grammar LANG
+    holefill models
 
 Exit status of `check`: 0 completable, 1 not completable, 3 unknown (budget ran out),
 2 bad input (unknown language, unreadable file, malformed grammar).
@@ -58,6 +59,13 @@ def _cmd_grammar(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_models(args: argparse.Namespace) -> int:
+    from holefill.models import format_models
+
+    print(format_models())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="holefill",
@@ -77,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("grammar", help="print the normalized size of a language's grammar")
     p.add_argument("language")
     p.set_defaults(func=_cmd_grammar)
+
+    p = sub.add_parser("models", help="list the bundled model and local models with FIM tokens")
+    p.set_defaults(func=_cmd_models)
     return parser
 
 

@@ -86,3 +86,9 @@ def test_grammar_prints_the_normalized_size(language):
     proc = run("grammar", language)
     assert proc.returncode == 0, proc.stderr
     assert "nonterminals" in proc.stdout and "productions" in proc.stdout
+
+
+def test_models_lists_the_bundled_default_model():
+    proc = run("models")
+    assert proc.returncode == 0, proc.stderr
+    assert "default" in proc.stdout.lower()

@@ -213,7 +213,7 @@ def format_models(cache_dir: Path | str | None = None) -> str:
     d = default_model_info()
     if d is not None and d.has_weights:
         lines.append(f"* {d.name:<40} {d.family:<15} {_mb(d.weights_bytes):>10}  {d.path}"
-                     "  (bundled, used when no model is configured)")
+                     "  (bundled default)")
     else:
         lines.append(f"* {DEFAULT_MODEL_NAME:<40} missing: {default_model_path()} has no model"
                      " (train it with `python -m holefill.train`)")
