@@ -97,7 +97,14 @@ def stub_include(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def gpp_accepts(texts: Iterable[str], include: Path, cache: pytest.Cache) -> list[bool]:
+def gpp_cache(config: pytest.Config) -> pytest.Cache | None:
+    """pytest's cache, or None when the cache plugin is off (CI runs with it off)."""
+    return getattr(config, "cache", None)
+
+
+def gpp_accepts(
+    texts: Iterable[str], include: Path, cache: pytest.Cache | None
+) -> list[bool]:
     """g++'s verdict on each text (a whole translation unit), two compilers at a time."""
     assert GPP is not None
     version = subprocess.run([GPP, "-dumpfullversion"], capture_output=True, text=True).stdout
@@ -108,12 +115,13 @@ def gpp_accepts(texts: Iterable[str], include: Path, cache: pytest.Cache) -> lis
         return "holefill/gpp/" + h.hexdigest()[:32]
 
     def run(text: str) -> bool:
-        cached = cache.get(key(text), None)
+        cached = cache.get(key(text), None) if cache is not None else None
         if cached is not None:
             return bool(cached)
         cmd = [GPP, *GPP_FLAGS, "-I", str(include), "-x", "c++", "-"]
         ok = subprocess.run(cmd, input=text, capture_output=True, text=True).returncode == 0
-        cache.set(key(text), ok)
+        if cache is not None:  # None when run with -p no:cacheprovider (as CI does)
+            cache.set(key(text), ok)
         return ok
 
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -172,7 +180,7 @@ def test_json_fixtures_agree_with_json_loads() -> None:
 def test_cpp_fixtures_agree_with_gpp(stub_include: Path, pytestconfig: pytest.Config) -> None:
     """`g++ -std=c++17 -fsyntax-only` accepts exactly the C++ rows marked accept."""
     rows = fixture_rows("cpp")
-    verdicts = gpp_accepts((r["text"] for r in rows), stub_include, pytestconfig.cache)
+    verdicts = gpp_accepts((r["text"] for r in rows), stub_include, gpp_cache(pytestconfig))
     wrong = [r for r, ok in zip(rows, verdicts, strict=True) if ok != (r["expect"] == "accept")]
     assert not wrong
 
@@ -242,7 +250,7 @@ def test_documented_cpp_differences_are_valid_cpp(
 ) -> None:
     """g++ accepts every entry of CPP_REJECTED_ON_PURPOSE (else it belongs in the fixtures)."""
     texts = [text for text, _ in CPP_REJECTED_ON_PURPOSE]
-    verdicts = gpp_accepts(texts, stub_include, pytestconfig.cache)
+    verdicts = gpp_accepts(texts, stub_include, gpp_cache(pytestconfig))
     assert [
         why for (_, why), ok in zip(CPP_REJECTED_ON_PURPOSE, verdicts, strict=True) if not ok
     ] == []
@@ -299,7 +307,7 @@ def test_gpp_accepts_all_humaneval_tasks_at_once(
     """g++ accepts all valid tasks compiled as one file (one namespace per task)."""
     tasks = [t for t in TASKS if t["task_id"] not in KNOWN_BROKEN]
     unit = one_translation_unit(tasks)
-    assert gpp_accepts([unit], stub_include, pytestconfig.cache) == [True]
+    assert gpp_accepts([unit], stub_include, gpp_cache(pytestconfig)) == [True]
 
 
 @pytest.mark.slow
@@ -307,7 +315,7 @@ def test_gpp_accepts_all_humaneval_tasks_at_once(
 @needs_gpp
 def test_gpp_on_each_humaneval_task(stub_include: Path, pytestconfig: pytest.Config) -> None:
     """g++ accepts each task on its own, exactly as stored, except the known-broken ones."""
-    verdicts = gpp_accepts(map(task_text, TASKS), stub_include, pytestconfig.cache)
+    verdicts = gpp_accepts(map(task_text, TASKS), stub_include, gpp_cache(pytestconfig))
     wrong = [
         t["task_id"]
         for t, ok in zip(TASKS, verdicts, strict=True)
