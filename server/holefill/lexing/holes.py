@@ -223,32 +223,18 @@ class HoleLexer:
         run in state `kill` reads v without reaching an accept (it may die, or end killable)."""
         key = (kill, s)
         got = self._compat_cache.get(key)
-        if got is not None:
-            return got
-        trans, accept, killable = self.dfa.trans, self.dfa.accept, self.dfa.killable
-        out: set[int] = set()
-        seen = {(s, kill)}
-        stack = [(s, kill)]
-        while stack:
-            x, kx = stack.pop()
-            if accept[x] >= 0 and (kx < 0 or killable[kx]):
-                out.add(accept[x])
-            for c, y in enumerate(trans[x]):
-                if y < 0:
-                    continue
-                ky = trans[kx][c] if kx >= 0 else -1
-                if ky >= 0 and accept[ky] >= 0:
-                    continue
-                if (y, ky) not in seen:
-                    seen.add((y, ky))
-                    stack.append((y, ky))
-        got = self._compat_cache[key] = frozenset(out)
+        if got is None:
+            accept, killable = self.dfa.accept, self.dfa.killable
+            got = self._compat_cache[key] = frozenset(
+                accept[x] for x, kx in self._pair_closure(s, kill)
+                if accept[x] >= 0 and (kx < 0 or killable[kx])
+            )
         return got
 
     def _pair_closure(self, s: int, kill: int) -> frozenset[tuple[int, int]]:
         """Pairs (y, ky) reachable from (s, kill) by one string through a hole, where the
         obliged run (from `kill`) never reaches an accept; ky is -1 once it has died."""
-        key = (kill, -1 - s)
+        key = (kill, s)
         got = self._pair_cache.get(key)
         if got is not None:
             return got
