@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..errors import GrammarError
@@ -412,16 +413,17 @@ def _describe(t: Tok) -> str:
 # ----------------------------------------------------------------------------- checks
 
 
-def _walk(alts: Alts):
+def walk_items(alts: Alts) -> Iterator[Item]:
+    """Every item of `alts`, nested groups and repeated items included."""
     for seq in alts:
         for it in seq:
             yield from _walk_item(it)
 
 
-def _walk_item(it: Item):
+def _walk_item(it: Item) -> Iterator[Item]:
     yield it
     if isinstance(it, Group):
-        yield from _walk(it.alts)
+        yield from walk_items(it.alts)
     elif isinstance(it, Repeat):
         yield from _walk_item(it.item)
 
@@ -441,7 +443,7 @@ def check(g: GrammarFile) -> None:
             raise g.error(d.pos, f"terminal {name} is both %declare'd (line {pos.line}) and "
                                  "defined")
     for d in list(g.rules.values()) + list(g.terminals.values()):
-        for it in _walk(d.alts):
+        for it in walk_items(d.alts):
             if isinstance(it, Regex):
                 _check_regex(g, it)
             elif isinstance(it, Ref):
@@ -477,7 +479,7 @@ def check(g: GrammarFile) -> None:
 
     def visit(name: str) -> None:
         state[name] = 1
-        for it in _walk(g.terminals[name].alts):
+        for it in walk_items(g.terminals[name].alts):
             if isinstance(it, Ref) and it.name in g.terminals:
                 s = state.get(it.name, 0)
                 if s == 1:

@@ -19,7 +19,19 @@ from dataclasses import dataclass, field
 from ..errors import GrammarError
 from . import regex as rx
 from .automata import DFA, NFA, determinize, minimize, shortest_examples
-from .meta import Definition, GrammarFile, Group, Item, Lit, Pos, Range, Ref, Regex, Repeat
+from .meta import (
+    Definition,
+    GrammarFile,
+    Group,
+    Item,
+    Lit,
+    Pos,
+    Range,
+    Ref,
+    Regex,
+    Repeat,
+    walk_items,
+)
 from .tables import LexerDFA, TerminalInfo, literal_name
 
 
@@ -71,7 +83,7 @@ class TerminalTable:
                     self._re_alias.setdefault((it.pattern, it.flags), d.name)
         used_named: set[str] = set()
         for d in g.rules.values():
-            for it in _walk(d.alts):
+            for it in walk_items(d.alts):
                 if isinstance(it, Ref) and it.name in g.terminals:
                     used_named.add(it.name)
                 elif isinstance(it, Lit) and (it.text, it.icase) in self._lit_alias:
@@ -84,7 +96,7 @@ class TerminalTable:
         for name in g.terminals:
             if name not in used_named and not any(
                     isinstance(it, Ref) and it.name == name
-                    for d in g.terminals.values() for it in _walk(d.alts)):
+                    for d in g.terminals.values() for it in walk_items(d.alts)):
                 self.warnings.append(f"terminal {name} (line {g.terminals[name].pos.line}) "
                                      "is never used")
         for name in sorted(used_named, key=lambda n: g.terminals[n].pos.offset):
@@ -93,7 +105,7 @@ class TerminalTable:
             self.specs[name] = TermSpec(name, None, "", None, False, 0, pos.offset, pos,
                                         declared=True)
         for d in g.rules.values():
-            for it in _walk(d.alts):
+            for it in walk_items(d.alts):
                 if isinstance(it, (Lit, Regex)):
                     self.terminal_for(it)
         for it in g.ignore:
@@ -181,20 +193,6 @@ def _item_node(it: Item, node_of) -> rx.Node:
     if isinstance(it, Repeat):
         return rx.rep(_item_node(it.item, node_of), it.lo, it.hi)
     raise TypeError(it)  # pragma: no cover
-
-
-def _walk(alts):
-    for seq in alts:
-        for it in seq:
-            yield from _walk_item(it)
-
-
-def _walk_item(it: Item):
-    yield it
-    if isinstance(it, Group):
-        yield from _walk(it.alts)
-    elif isinstance(it, Repeat):
-        yield from _walk_item(it.item)
 
 
 # ----------------------------------------------------------------------------- lexer
