@@ -22,7 +22,7 @@ def readme_commands() -> list[str]:
 def test_readme_has_exactly_two_setup_commands():
     cmds = readme_commands()
     assert len(cmds) == 2, cmds
-    assert cmds[0].startswith("pip install . &&")
+    assert cmds[0].startswith("pip install '.[model]' && holefill fill examples/")
 
 
 def test_ci_runs_the_readme_test_command():

@@ -6,7 +6,10 @@ __version__ = "0.1.0"
 
 from holefill.errors import GrammarError, HolefillError, LanguageError  # noqa: E402
 
-__all__ = ["Checker", "Verdict", "HolefillError", "GrammarError", "LanguageError"]
+__all__ = [
+    "Checker", "Verdict", "CheckResult", "Completer", "FillResult",
+    "HolefillError", "GrammarError", "LanguageError",
+]
 
 
 def __getattr__(name: str) -> object:
@@ -16,4 +19,8 @@ def __getattr__(name: str) -> object:
         from holefill.check import checker
 
         return getattr(checker, name)
+    if name in ("Completer", "FillResult"):
+        from holefill.decode import completer
+
+        return getattr(completer, name)
     raise AttributeError(f"module 'holefill' has no attribute {name!r}")

@@ -6,6 +6,7 @@ characters (the diffusion paper's MRI protocol); the removed texts are one valid
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -149,6 +150,12 @@ def json_documents(n: int, seed: int = 0) -> list[tuple[str, str]]:
 def stdlib_files(max_lines: int | None = None) -> list[Path]:
     """The .py files of the running interpreter's standard library (not site-packages) that
     `ast.parse` accepts, sorted; optionally only those with at most `max_lines` lines."""
+    return list(_stdlib_files(max_lines))
+
+
+@functools.lru_cache(maxsize=8)
+def _stdlib_files(max_lines: int | None) -> tuple[Path, ...]:
+    # parsing 1,800 files takes seconds; every caller in a process wants the same answer
     import ast
     import sysconfig
 
@@ -164,7 +171,7 @@ def stdlib_files(max_lines: int | None = None) -> list[Path]:
             continue
         if max_lines is None or text.count("\n") <= max_lines:
             out.append(path)
-    return out
+    return tuple(out)
 
 
 def boundary_cut(name: str, text: str, rng: random.Random, max_lines: int = 8) -> Cut | None:

@@ -21,3 +21,7 @@ class CoreError(HolefillError):
 
 class LexError(HolefillError):
     """Fixed text cannot be split into lexemes (e.g. an inconsistent dedent in Python)."""
+
+
+class ModelError(HolefillError):
+    """A model cannot be used: it is missing, fails to load, or has no usable FIM prompt."""

@@ -672,6 +672,7 @@ class _PythonRender:
         before: list[Layout | None] = [None] * n_holes
         raw = self.nfa.raw
         assert raw is not None
+        after = self._line_widths_after_holes(n_holes)
         for e in self.path:
             kind = self.nfa.kinds[e]
             a, b = self.nfa.spans[e]
@@ -700,11 +701,42 @@ class _PythonRender:
             for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
                 left = idx > 0 or not a.in_hole
                 right = idx < last or not b.in_hole
-                kind_of = "nl" if term == lay.nl else ("comment" if term == lay.comment else "")
+                kind_of = ("nl" if term == lay.nl else "comment" if term == lay.comment
+                           else "cont" if term == lay.line_cont else "")
                 pieces[int(h)].append(("text", text, left, right, kind_of))  # type: ignore[call-overload]
-        return [self._hole(h, pieces[h], before[h]) for h in range(n_holes)]
+        return [self._hole(h, pieces[h], before[h], after[h]) for h in range(n_holes)]
 
-    def _hole(self, h: int, ps: list[tuple], lay: Layout | None) -> str:
+    def _line_widths_after_holes(self, n_holes: int) -> list[int | None]:
+        """Per hole, the indentation of the first logical line that gets a token after it.
+
+        A hole whose last line is only a backslash fixes the indentation of the line it
+        continues into (CPython's rule): the rendering must write that width before it."""
+        out: list[int | None] = [None] * n_holes
+        layouts = [self.nfa.state_info.get(self.nfa.edges[4 * e + 2]) for e in self.path]
+        for i, e in enumerate(self.path):
+            a, b = self.nfa.spans[e]
+            if not (a.in_hole and not b.in_hole):
+                continue
+            for j in range(i, len(layouts)):
+                info = layouts[j]
+                if isinstance(info, Layout) and info.line != LINE_TOKENS_NONE and info.stack:
+                    out[a.hole] = self._width_of(info.stack, layouts[j:])
+                    break
+        return out
+
+    def _width_of(self, stack: tuple[int, ...], later: Sequence[object]) -> int:
+        """The width of the line whose indentation stack is ``stack``; a free zone on top (an
+        unknown level above the one below it) becomes a width inside that zone."""
+        if stack[-1] >= 0:
+            return stack[-1]
+        below = max([w for w in stack if w >= 0], default=0)
+        above = [lay.stack[len(stack)] for lay in later if isinstance(lay, Layout)
+                 and lay.stack[:len(stack)] == stack and len(lay.stack) > len(stack)
+                 and lay.stack[len(stack)] >= 0]
+        limit = min(above, default=below + 2 * self.unit)
+        return below + self.unit if below + self.unit < limit else below + 1
+
+    def _hole(self, h: int, ps: list[tuple], lay: Layout | None, width_after: int | None) -> str:
         lay_lx = self.lx.layout
         prev = self.chunks[h]
         last_line = prev[prev.rfind("\n") + 1:]
@@ -748,6 +780,10 @@ class _PythonRender:
                     put(self.lx.terminals[t].example or "", False)
             else:
                 _, text, left, right, kind_of = p
+                if kind_of == "cont" and at_start and width_after is not None:
+                    out.append(" " * max(0, width_after - col) + text)
+                    at_start, glued = False, True
+                    continue
                 if kind_of == "comment" and not right:
                     put(text, left)
                     out.append("\n")

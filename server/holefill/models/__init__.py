@@ -13,18 +13,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from holefill.decode.templates import FAMILIES, match_family
+
 DEFAULT_MODEL_NAME = "holefill-default"
 
-# (family, prefix, suffix, middle): the FIM special tokens of each model family. The middle token
-# is None for families whose prompt ends right after the prefix (Codestral: [SUFFIX] s [PREFIX] p).
-FIM_FAMILIES: tuple[tuple[str, str, str, str | None], ...] = (
-    ("starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
-    ("santacoder", "<fim-prefix>", "<fim-suffix>", "<fim-middle>"),
-    ("qwen2.5-coder", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
-    ("deepseek-coder", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
-    ("codellama", "▁<PRE>", "▁<SUF>", "▁<MID>"),
-    ("codellama", "<PRE>", "<SUF>", "<MID>"),
-    ("codestral", "[PREFIX]", "[SUFFIX]", None),
+# (family, prefix, suffix, middle): the FIM special tokens of each model family, from the one table
+# in holefill.decode.templates. The middle token is None for families whose prompt ends right
+# after the prefix (Codestral: [SUFFIX] s [PREFIX] p).
+FIM_FAMILIES: tuple[tuple[str, str, str, str | None], ...] = tuple(
+    (f.name, f.prefix, f.suffix, f.middle) for f in FAMILIES
 )
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
@@ -90,10 +87,11 @@ def _read_json(path: Path):
 
 
 def _match_family(tokens: set[str]) -> tuple[str, dict[str, str | None]] | None:
-    for family, pre, suf, mid in FIM_FAMILIES:
-        if pre in tokens and suf in tokens and (mid is None or mid in tokens):
-            return family, {"prefix": pre, "suffix": suf, "middle": mid}
-    return None
+    # the templates' rule, so that a folder and its loaded tokenizer agree (CodeGemma vs Qwen)
+    family = match_family(tokens)
+    if family is None:
+        return None
+    return family.name, {"prefix": family.prefix, "suffix": family.suffix, "middle": family.middle}
 
 
 def detect_fim_tokens(folder: Path) -> tuple[str, dict[str, str | None]] | None:
@@ -122,10 +120,7 @@ def detect_fim_tokens(folder: Path) -> tuple[str, dict[str, str | None]] | None:
                 return found
             vocab = (data.get("model") or {}).get("vocab")
             if isinstance(vocab, dict):
-                for _family, pre, suf, mid in FIM_FAMILIES:
-                    for t in (pre, suf, mid):
-                        if t is not None and t in vocab:
-                            tokens.add(t)
+                tokens.update(t for f in FAMILIES for t in f.tokens if t in vocab)
                 found = _match_family(tokens)
     return found
 

@@ -1,0 +1,405 @@
+"""The window: the part of a text with holes that a check has to look at.
+
+A check lexes the whole text, so its cost grows with the file. Most of the file is fixed text
+far from the holes; the window cuts a *head* off the first chunk and a *tail* off the last one
+(and may wrap what is left in a fixed line before and after) so that checking the rest answers
+for the whole file (DESIGN.md §3, step 3).
+
+Contract (soundness): for every filling y of the holes, if the windowed text filled with y is
+a valid program, so is the whole text filled with y. The converse may fail (a window only
+over-rejects); on real code it holds, and tests/check/test_window.py measures it. "Valid" is
+`ast.parse`'s verdict, the question the Python grammar answers: syntax, not the compiler's
+later checks (a `from __future__` import after other statements), which no context-free check
+sees anyway.
+
+Python, top level: the window W is a run of whole top-level statements. Lemma: if `ast.parse`
+accepts A and B, A is empty or ends with a line break, and B starts at column 0 with a
+character that may start a statement, then it accepts A + B. A ends outside every bracket,
+string and backslash continuation and not after a decorator (else it would not parse), so the
+tokenizer meets B's first line as at the start of a file, but for indentation levels that this
+column-0 line closes; the tokens are A's statements followed by B's, and B cannot extend A's
+last statement (only `else`, `elif`, `except`, `finally` could, and B would not parse alone).
+With the head H and tail T fixed and parsed here: W parses => H + W + T parses. T starts
+after a fixed line break, so no filling glues W's last line onto T's first.
+
+Python, indented: a hole inside a 3,000-line class would still need the whole class. When the
+holes sit in the body of a top-level compound statement, W is a run of statements at that
+body's indentation L (so the tokenizer's indentation stack is [0, L] where W starts), checked
+as V = "class _:" + W + J "pass" where J is the indentation of T's first line (0 or L). We
+check that P = H + L "pass" + T parses with that `pass` as a statement (the file with W
+replaced by one statement, so H ends at a statement boundary of that block and T may follow a
+statement at L) and that W's last line break and the character before it are fixed and no
+backslash. If V parses, the tokenizer sees W in the whole file exactly as in V (same stack at
+its start, same lines), reaches T's first line with the same stack as V's closing line, and
+W's tokens followed by `pass` close as statements: so the whole file's tokens are P's with
+one statement replaced by a run of statements that leaves the same open blocks, which keeps P
+valid. Fillings may dedent to column 0 and open new blocks: then T's first line meets the
+same open blocks as the closing `pass` (it takes T's indentation for this reason). `class _`
+has no `else`/`except` that a column-0 line of a filling could attach to.
+
+Cost: a few `ast.parse` calls of the head, the tail and the enclosing top-level statement (about
+10 ms per 1,000 lines). A window stays valid while text is only inserted into holes
+(`Window.apply`), so callers compute it once per request, not once per check.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+import re
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from holefill.languages import get_language
+
+# Parse attempts per boundary search before giving up on it (each costs one `ast.parse`).
+MAX_PARSE_ATTEMPTS = 64
+MAX_INDENTED_ATTEMPTS = 16
+
+# A line starting with one of these continues the compound statement before it.
+_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
+_CONTINUATION_WORDS = ("else", "elif", "except", "finally")
+# Statements a decorator just before them would apply to.
+_DECORATABLE = re.compile(r"(?:@|def\b|class\b|async\b)")
+
+
+@dataclass(frozen=True)
+class Window:
+    """Cut `head` characters from the start of the first chunk and `tail` from the end of the
+    last, then put `prefix` before and `suffix` after (fixed text of an indented window).
+    Window() is the whole text."""
+
+    head: int = 0
+    tail: int = 0
+    prefix: str = ""
+    suffix: str = ""
+
+    def apply(self, chunks: Sequence[str]) -> list[str]:
+        """The windowed chunks. Valid for any later state of the same document in which text
+        was only inserted into holes (so chunks[0] still starts with the head and chunks[-1]
+        still ends with the tail), also after holes were closed, down to a single chunk."""
+        out = list(chunks)
+        if not out:
+            raise ValueError("chunks must hold at least one string")
+        end = len(out[-1]) - self.tail
+        room = len(out[0]) if len(out) > 1 else end
+        if end < 0 or self.head > room:
+            raise ValueError(f"{self} does not fit these chunks; was fixed text removed?")
+        out[-1] = out[-1][:end] + self.suffix
+        out[0] = self.prefix + out[0][self.head :]
+        return out
+
+    @property
+    def whole(self) -> bool:
+        return self == Window()
+
+
+def find_window(language: str, chunks: Sequence[str], *, indented: bool = True) -> Window:
+    """The nearest clean boundaries around all holes of `chunks` (see the module docstring);
+    `indented=False` keeps to whole top-level statements. Languages without a rule yet, and
+    texts without holes, get the whole text."""
+    if get_language(language).name != "python" or len(chunks) < 2:
+        return Window()
+    return _python_window(chunks, indented)
+
+
+def _python_window(chunks: Sequence[str], indented: bool) -> Window:
+    first, last = chunks[0], chunks[-1]
+    s0 = _top_head(first)
+    t0 = _top_tail(last, _decorator_pending(chunks, ""))
+    if indented:
+        found = _indented_window(chunks, s0, t0)
+        if found is not None:
+            return found
+    return Window(s0, len(last) - t0)
+
+
+# --- top level --------------------------------------------------------------------------
+
+
+def _top_head(text: str) -> int:
+    """The nearest line start s before the first hole (at the end of `text`) where text[:s]
+    is a run of whole statements and text[s:] starts a new one; 0 when there is none."""
+    attempts = 0
+    limit_line = None  # after a failed parse: no boundary can lie past this line
+    for s, line in _line_starts_backwards(text, 0, first_line=False):
+        if limit_line is not None and line > limit_line:
+            continue
+        if not _starts_statement(text, s) or _continues(text, s):
+            continue
+        if attempts == MAX_PARSE_ATTEMPTS:
+            break
+        attempts += 1
+        error_line = _parse_error_line(text[:s])
+        if error_line is None:
+            return s
+        # An unclosed bracket or string is reported at its first line, and every boundary
+        # after that line is inside it; any other error sits at the end: try the next line up.
+        if error_line:
+            limit_line = error_line
+    return 0
+
+
+def _top_tail(text: str, pending: bool) -> int:
+    """The nearest line start t after the last hole (at the start of `text`) where text[t:]
+    is a run of whole statements; len(text) (an empty tail) when there is none. text[t - 1]
+    is a fixed line break, so the window's last line cannot run into the tail."""
+    attempts = 0
+    for t in _line_starts_forwards(text, len(text)):
+        if attempts == MAX_PARSE_ATTEMPTS:
+            break
+        if not _starts_statement(text, t) or _CONTINUATION.match(text, t):
+            continue
+        decorated, pending = _maybe_decorated(text, t, t, pending)
+        if decorated:
+            continue
+        attempts += 1
+        # Starting inside a string or brackets fails early in the tail, so tries are cheap.
+        if _parse_error_line(text[t:]) is None:
+            return t
+    return len(text)
+
+
+# --- indented -----------------------------------------------------------------------------
+
+
+def _indented_window(chunks: Sequence[str], s0: int, t0: int) -> Window | None:
+    """A run of statements at the body indentation of the top-level statement that holds the
+    holes (between s0 and t0), or None. Heads are checked with the placeholder `pass` after
+    them, pairs by parsing the top-level statement with the run replaced by it (P in the
+    module docstring; the text outside [s0, t0) was parsed by the top-level search)."""
+    first, last = chunks[0], chunks[-1]
+    found = _body_lines(first, s0)
+    if found is None:
+        return None
+    lead, heads = found
+    if any(_has_shallower_line(chunk, lead) for chunk in chunks[1:-1]):
+        return None  # fixed text between holes leaves the body (`elif`, a new statement)
+    tails = _indented_tails(last, t0, lead, _decorator_pending(chunks, lead))
+    if not tails:
+        return None
+    nl = "\r\n" if "\r\n" in first[s0:] else "\n"
+    placeholder = f"{lead}pass{nl}"
+    attempts = 0
+    for s in heads:
+        head = first[s0:s] + placeholder
+        attempts += 1
+        if attempts > MAX_INDENTED_ATTEMPTS:
+            return None
+        if not _is_block_head(head, lead):
+            continue
+        for t in tails:
+            attempts += 1
+            if attempts > MAX_INDENTED_ATTEMPTS:
+                return None
+            if _parse_error_line(head + last[t:t0]) is None:
+                # The closing `pass` takes the tail's indentation: see the module docstring.
+                closing = _lead(last, t) + "pass" + nl
+                return Window(s, len(last) - t, f"class _:{nl}", closing)
+        return None  # every tail fails after a sound head: a nearer head will not help
+    return None
+
+
+def _is_block_head(source: str, lead: str) -> bool:
+    """`source` (top-level statement text + placeholder line) parses and its last line is
+    the placeholder as code, not as text inside a string."""
+    tree = _parse(source)
+    if not isinstance(tree, ast.Module):
+        return False
+    line = source.count("\n")  # the placeholder ends with the last line break
+    last = tree.body[-1] if tree.body else None
+    return last is not None and any(
+        isinstance(stmt, ast.Pass) and stmt.lineno == line and stmt.col_offset == len(lead)
+        for stmt in _block_statements(last)
+    )
+
+
+def _block_statements(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements directly inside `node`'s blocks (with `elif` branches and handlers)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ExceptHandler | ast.match_case):
+            yield from child.body
+        elif isinstance(node, ast.If) and child in node.orelse and _is_elif(node, child):
+            yield from _block_statements(child)
+        else:
+            yield child
+
+
+def _is_elif(node: ast.If, child: ast.AST) -> bool:
+    # An `elif` is an If in the orelse of its `if`, at the same column; a nested `if` in an
+    # `else:` block sits deeper.
+    return isinstance(child, ast.If) and child.col_offset == node.col_offset
+
+
+def _body_lines(text: str, s0: int) -> tuple[str, list[int]] | None:
+    """The shallowest indentation of the statement lines between s0 and the first hole, and
+    the starts of the lines at exactly that indentation, nearest first; None when a column-0
+    line comes first (the hole is not in a body) or there are no such lines."""
+    lines: list[tuple[int, str]] = []
+    for p, _ in _line_starts_backwards(text, s0, first_line=s0 == 0):
+        lead = _lead(text, p)
+        q = p + len(lead)
+        if q >= len(text) or not _starts_statement(text, q):
+            continue
+        if not lead:
+            break
+        lines.append((p, lead))
+    if not lines:
+        return None
+    shallow = min((lead for _, lead in lines), key=len)
+    heads = [p for p, lead in lines
+             if lead == shallow and not _continues(text, p + len(lead))]
+    return (shallow, heads) if heads else None
+
+
+def _has_shallower_line(text: str, lead: str) -> bool:
+    """`text` (between two holes) has a statement line less indented than `lead`."""
+    for p, _ in _line_starts_backwards(text, 0, first_line=False):
+        here = _lead(text, p)
+        q = p + len(here)
+        if q < len(text) and _starts_statement(text, q) and len(here) < len(lead):
+            return True
+    return False
+
+
+def _indented_tails(text: str, t0: int, lead: str, pending: bool) -> list[int]:
+    """Line starts t <= t0 after the last hole, nearest first, whose line starts a statement
+    (not a continuation, not maybe a decorated one) at `lead`'s indentation or shallower,
+    after a fixed line break that no backslash continues. The scan ends at the first
+    shallower line: a window past it would hold a fixed line outside the body (`else:`)."""
+    out = []
+    # The window may also run to the end of the file.
+    ends = itertools.chain(_line_starts_forwards(text, t0), [t0] if t0 == len(text) else [])
+    for t in ends:
+        here = _lead(text, t)
+        q = t + len(here)
+        if q == len(text):
+            if t == len(text) and _ends_cleanly(text, t):
+                out.append(t)
+            continue
+        if not _starts_statement(text, q) or (len(here) >= len(lead) and here != lead):
+            continue
+        fits = _ends_cleanly(text, t) and lead.startswith(here) and not _continues(text, q)
+        decorated, still = _maybe_decorated(text, t, q, pending and here == lead)
+        pending = pending and (still or here != lead)
+        if fits and not decorated:
+            out.append(t)
+        if len(here) < len(lead):
+            break
+    return out
+
+
+def _ends_cleanly(text: str, t: int) -> bool:
+    """text[t - 1] is a fixed line break that no backslash before it continues."""
+    j = t - 2
+    if j >= 0 and text[j] == "\r":
+        j -= 1
+    return t >= 1 and text[t - 1] == "\n" and j >= 0 and text[j] != "\\"
+
+
+# --- shared -------------------------------------------------------------------------------
+
+
+def _continues(text: str, q: int) -> bool:
+    """The line at q starts with `else`, `elif`, `except` or `finally`, or may once the
+    hole at the end of `text` is filled ("els" + "e:")."""
+    rest = text[q:]
+    if rest.isidentifier():
+        return any(word.startswith(rest) for word in _CONTINUATION_WORDS)
+    return _CONTINUATION.match(text, q) is not None
+
+
+def _maybe_decorated(text: str, t: int, q: int, pending: bool) -> tuple[bool, bool]:
+    """Whether the statement at q (its line starts at t) may be the one a decorator before it
+    applies to, then a window ending at t would end with that decorator; and whether a
+    pending decorator still waits after it. A decorator is pending (from before the hole),
+    or the line before t is not blank: it may end a decorator that starts in a hole."""
+    if not _DECORATABLE.match(text, q):
+        return False, pending
+    still = pending and text[q] == "@"
+    if pending:
+        return True, still
+    start = text.rfind("\n", 0, t - 1) + 1
+    before = text[start : t - 1].strip()
+    return start == 0 or (bool(before) and not before.startswith("#")), False
+
+
+def _decorator_pending(chunks: Sequence[str], lead: str) -> bool:
+    """Whether the last statement line at `lead`'s indentation or shallower before the last
+    hole is a decorator: then the statement after the window may be the decorated one."""
+    for k in range(len(chunks) - 2, -1, -1):
+        chunk = chunks[k]
+        # A chunk after a hole does not start a line; the first chunk does.
+        for p, _ in _line_starts_backwards(chunk, 0, first_line=k == 0):
+            here = _lead(chunk, p)
+            q = p + len(here)
+            if q < len(chunk) and _starts_statement(chunk, q) and lead.startswith(here):
+                return here == lead and chunk[q] == "@"
+    return False
+
+
+def _line_starts_backwards(
+    text: str, stop: int, *, first_line: bool = True
+) -> Iterator[tuple[int, int]]:
+    """(offset, 1-based line number) of the line starts after `stop` (and `stop` itself when
+    it is 0 and `first_line`), last first; the line at len(text) is left out. Line numbers
+    count "\n" only: CPython also breaks lines at a lone "\r", which makes skipping lines by
+    error position less effective, never unsound (every boundary is checked by a parse)."""
+    line = text.count("\n") + 1
+    pos = len(text)
+    while True:
+        nl = text.rfind("\n", stop, pos)
+        if nl < 0:
+            break
+        if nl + 1 < len(text):
+            yield nl + 1, line
+        line -= 1
+        pos = nl
+    if stop == 0 and first_line and text:
+        yield 0, 1
+
+
+def _line_starts_forwards(text: str, stop: int) -> Iterator[int]:
+    """The line starts t with 1 <= t <= stop and t < len(text), first first."""
+    t = text.find("\n", 0, stop) + 1
+    while 0 < t <= stop and t < len(text):
+        yield t
+        t = text.find("\n", t, stop) + 1
+
+
+def _lead(text: str, pos: int) -> str:
+    """The spaces and tabs at `pos` (the indentation when pos starts a line)."""
+    end = pos
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return text[pos:end]
+
+
+def _starts_statement(text: str, pos: int) -> bool:
+    """text[pos] may start a statement: not indentation (spaces, tabs, form feeds), not a
+    comment, not a backslash continuation, not a stray byte-order mark."""
+    ch = text[pos]
+    return not (ch.isspace() or ch in "#\\\ufeff")
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_error_line(source: str) -> int | None:
+    """None when `ast.parse` accepts `source`, else the line of the error (0 when unknown).
+    Cached: later calls for the same document parse the same heads and tails again."""
+    tree = _parse(source)
+    return tree if isinstance(tree, int) else None
+
+
+def _parse(source: str) -> ast.Module | int:
+    """The tree, or the line of the syntax error (0 when unknown). Heads and tails cut inside
+    a string make CPython warn about escapes; those warnings are noise here."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source)
+    except SyntaxError as exc:
+        return exc.lineno or 0
+    except (ValueError, RecursionError, MemoryError):
+        return 0

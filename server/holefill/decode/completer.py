@@ -1,0 +1,244 @@
+"""The public decoding API: ``Completer(model=...).fill(chunks, language=...)``.
+
+Holes are filled left to right, each as a FIM prompt whose suffix shows the later holes as
+placeholders; every check covers all remaining holes, so each accepted token keeps the whole
+document completable.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
+from holefill.decode.loop import (
+    Cancelled,
+    Constraint,
+    DecodeSettings,
+    HoleDecoder,
+    HoleResult,
+    HoleState,
+    NotCompletable,
+)
+from holefill.decode.prompt import build_prompt, shown
+from holefill.decode.templates import FimTemplate
+
+# progress(fraction done, message) while holes are filled
+FillProgress = Callable[[float, str], None]
+CancelSignal = threading.Event | Callable[[], bool] | None
+
+
+@dataclass
+class FillResult:
+    fills: list[str]  # one per hole, in document order
+    verified: bool  # every check was answered (no UNKNOWN) and every fallback was verified
+    stats: dict[str, float] = field(default_factory=dict)
+    holes: list[HoleResult] = field(default_factory=list)
+
+    def text(self, chunks: Sequence[str]) -> str:
+        """The document with every hole filled."""
+        return "".join(c + f for c, f in zip(chunks, [*self.fills, ""], strict=True))
+
+
+class Completer:
+    """A loaded model that fills holes, constrained by a language's grammar.
+
+    ``model``: a local folder, a Hugging Face id present in the local cache, or None for the
+    bundled default. ``device``: "auto" (CUDA, then MPS, then CPU), "cpu", "cuda:1", ...
+    ``dtype``: "auto" (bf16/fp16 on GPU, fp32 on CPU) or a name. ``template``: a family name or
+    a custom template string with ``{prefix}`` and ``{suffix}``, when detection is not wanted.
+    One fill runs at a time per completer (the KV cache is shared between fills).
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str] | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        *,
+        trust_remote_code: bool = False,
+        threads: int | None = None,
+        template: FimTemplate | str | None = None,
+        fim_format: str | None = None,
+        progress: LoadProgress | None = None,
+    ) -> None:
+        spec = ModelSpec(model=None if model is None else os.fspath(model), device=device,
+                         dtype=dtype, trust_remote_code=trust_remote_code, threads=threads,
+                         template=template, fim_format=fim_format)
+        self.backend = ModelBackend(spec, progress)
+        self._session = self.backend.session()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.backend.name
+
+    def fill(
+        self,
+        chunks: Sequence[str],
+        language: str,
+        *,
+        constrained: bool = True,
+        max_new_tokens: int = 64,
+        seed: int | None = 0,
+        cancel: CancelSignal = None,
+        progress: FillProgress | None = None,
+        only: Sequence[int] | None = None,
+        **options: Any,
+    ) -> FillResult:
+        """Fill every hole of ``chunks`` (a hole between each pair of neighbours), or only the
+        holes numbered in ``only`` (then ``fills`` holds theirs, in order; the other holes stay
+        open, and every check still covers them).
+
+        ``options`` are the other ``DecodeSettings`` fields: top_k, temperature, top_p,
+        on_stuck ("witness", "best-stop", "stop"), heal, multiline, max_check_steps,
+        hole_placeholder, max_prompt_tokens, block_indent, replaceable. Raises LanguageError
+        for an unknown language, NotCompletable when no filling can make the text valid,
+        Cancelled when ``cancel`` fired.
+        """
+        settings = DecodeSettings(constrained=constrained, max_new_tokens=max_new_tokens,
+                                  seed=seed, **options)
+        chunks = list(chunks)
+        if len(chunks) < 2:
+            raise ValueError("chunks must hold at least two strings (one hole)")
+        with self._lock:
+            fill = _Fill(self, chunks, language, settings, _as_callable(cancel), progress)
+            return fill.run(only)
+
+    def complete(self, prefix: str, suffix: str, language: str, **kwargs: Any) -> FillResult:
+        """Fill-in-the-middle at one cursor: ``fill([prefix, suffix], ...)``."""
+        return self.fill([prefix, suffix], language, **kwargs)
+
+
+def _as_callable(cancel: CancelSignal) -> Callable[[], bool] | None:
+    if cancel is None:
+        return None
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set
+    return cancel
+
+
+class _Fill:
+    """One ``Completer.fill`` call: holes left to right, then the statistics."""
+
+    def __init__(self, completer: Completer, chunks: list[str], language: str,
+                 settings: DecodeSettings, cancel: Callable[[], bool] | None,
+                 progress: FillProgress | None) -> None:
+        from holefill.check.checker import Checker
+        from holefill.check.window import find_window
+
+        self.completer, self.chunks, self.settings = completer, chunks, settings
+        self.cancel, self.progress = cancel, progress
+        self.checker = Checker.for_language(language)  # LanguageError before any model work
+        self.constraint: Constraint | None = None
+        if settings.constrained:
+            window = find_window(self.checker.language, chunks)
+            self.constraint = Constraint(self.checker, window, settings.max_check_steps, cancel)
+        self.generator = _generator(settings.seed)
+
+    def run(self, only: Sequence[int] | None) -> FillResult:
+        t0 = time.perf_counter()
+        verified = self._check_start()
+        n = len(self.chunks) - 1
+        todo = sorted(set(range(n) if only is None else only))
+        if any(not 0 <= i < n for i in todo):
+            raise ValueError(f"hole indices must lie in 0..{n - 1}")
+        fills, done, results = [""] * n, [False] * n, []
+        for step, i in enumerate(todo):
+            self._report(step / len(todo), f"filling hole {step + 1} of {len(todo)}")
+            res = self._fill_hole(self._left_of(i, fills, done), self.chunks[i + 1:], step,
+                                  len(todo))
+            results.append(res)
+            fills[i], done[i] = res.fill, True
+        self._report(1.0, "done")
+        verified = verified and all(r.verified for r in results)
+        return FillResult([fills[i] for i in todo], verified,
+                          self._stats(results, time.perf_counter() - t0), results)
+
+    def _left_of(self, hole: int, fills: list[str], done: list[bool]) -> list[str]:
+        """The chunks up to ``hole``, with the holes filled so far merged in; the holes not
+        asked for stay open between them."""
+        out = [self.chunks[0]]
+        for j in range(hole):
+            if done[j]:
+                out[-1] += fills[j] + self.chunks[j + 1]
+            else:
+                out.append(self.chunks[j + 1])
+        return out
+
+    def _check_start(self) -> bool:
+        if self.constraint is None:
+            return True
+        verdict = self.constraint.verdict(self.chunks)
+        if self.cancel is not None and self.cancel():
+            raise Cancelled("the fill was cancelled")
+        if verdict.value == "no":
+            raise NotCompletable(
+                f"no filling of the {len(self.chunks) - 1} hole(s) makes this valid "
+                f"{self.checker.language}: the text outside the holes has a syntax error "
+                "(mark that place as a hole too, or fill without the constraint)")
+        return verdict.value == "yes"
+
+    def _fill_hole(self, left: list[str], after: list[str], index: int,
+                   count: int) -> HoleResult:
+        backend, settings = self.completer.backend, self.settings
+        budget = backend.context_length - settings.max_new_tokens - 1
+        if settings.max_prompt_tokens is not None:
+            budget = min(budget, settings.max_prompt_tokens)
+        prompt = build_prompt(backend, shown(left, settings.hole_placeholder),
+                              shown(after, settings.hole_placeholder),
+                              budget=budget, heal=settings.heal)
+        last = left[-1][: len(left[-1]) - len(prompt.heal)]
+        state = HoleState([*left[:-1], last], after)
+        session = self.completer._session
+        logp = session.prefill(prompt.ids)
+        detok = Detokenizer(backend, prompt.ids)
+
+        def on_token(done: int) -> None:
+            frac = (index + done / max(1, settings.max_new_tokens)) / count
+            self._report(frac, f"hole {index + 1} of {count}: {done} tokens")
+
+        decoder = HoleDecoder(session, detok, self.constraint, state, prompt.heal, settings,
+                              self.generator, self.cancel, on_token)
+        return decoder.run(logp)
+
+    def _report(self, frac: float, message: str) -> None:
+        if self.progress is not None:
+            self.progress(min(1.0, frac), message)
+
+    def _stats(self, results: list[HoleResult], total_s: float) -> dict[str, float]:
+        tokens = sum(r.tokens for r in results)
+        model_s = sum(r.model_s for r in results)
+        checks = self.constraint.times_ms if self.constraint is not None else []
+        stats = {
+            "holes": float(len(results)),
+            "tokens": float(tokens),
+            "rejected": float(sum(r.rejected for r in results)),
+            "checks": float(len(checks)),
+            "model_s": model_s,
+            "model_ms_per_token": 1e3 * model_s / tokens if tokens else 0.0,
+            "total_s": total_s,
+            "witness_holes": float(sum(r.completed_by == "witness" for r in results)),
+        }
+        if checks:
+            qs = statistics.quantiles(checks, n=10) if len(checks) > 1 else [checks[0]] * 9
+            stats.update(check_ms_median=statistics.median(checks), check_ms_p90=qs[8],
+                         check_ms_total=sum(checks),
+                         check_ms_per_token=sum(checks) / max(1, tokens))
+        return stats
+
+
+def _generator(seed: int | None) -> Any:
+    import torch
+
+    gen = torch.Generator()
+    if seed is None:
+        gen.seed()
+    else:
+        gen.manual_seed(seed)
+    return gen

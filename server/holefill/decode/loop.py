@@ -1,0 +1,326 @@
+"""The constrained decoding loop for one hole (DESIGN §7; diffusion paper Alg. 1).
+
+The model proposes; the checker answers whether the document, with the proposal appended to the
+hole's text and the hole still open, can still be completed to a valid program. The first
+candidate (in model order) that keeps it completable is taken; end-of-middle is taken only when
+closing the hole keeps it completable. Because completability is the loop's invariant, a witness
+filling always exists when the model stalls or runs out of tokens.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
+from holefill.check.window import Window
+from holefill.errors import HolefillError
+
+if TYPE_CHECKING:
+    import torch
+
+    from holefill.decode.backend import Detokenizer, KVSession
+
+ON_STUCK = ("witness", "best-stop", "stop")
+MAX_HELD_TOKENS = 3
+
+
+class Cancelled(HolefillError):
+    """The caller asked the fill to stop; raised between two tokens."""
+
+
+class NotCompletable(HolefillError):
+    """The text outside the holes cannot be completed to a valid program by any filling."""
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    constrained: bool = True
+    max_new_tokens: int = 64
+    top_k: int = 8  # candidates tried per step before the loop counts as stuck
+    temperature: float = 0.0  # 0: greedy
+    top_p: float = 1.0
+    seed: int | None = 0
+    # when the model stops without closing the hole, or no candidate passes: complete with the
+    # witness, cut at the best valid stopping point, or stop as is (Con.- of the paper)
+    on_stuck: str = "witness"
+    heal: bool = True
+    multiline: bool = True  # False: stop at the end of the line when closing is allowed there
+    max_check_steps: int = DEFAULT_MAX_STEPS
+    hole_placeholder: str = "<TODO>"  # how later holes appear to the model
+    max_prompt_tokens: int | None = None
+    # stay in the block: a new line indented less than this ends the filling where closing
+    # is allowed (None: no limit)
+    block_indent: int | None = None
+    # text right after the hole that the filling may supply and then replace (closers an
+    # editor auto-inserted, like `)` or `"`); HoleResult.replaced says whether it did
+    replaceable: str = ""
+
+    def __post_init__(self) -> None:
+        if self.on_stuck not in ON_STUCK:
+            raise ValueError(f"on_stuck must be one of {', '.join(ON_STUCK)}")
+        if self.max_new_tokens < 0 or self.top_k < 1:
+            raise ValueError("max_new_tokens must be >= 0 and top_k >= 1")
+        if self.temperature < 0 or not 0 < self.top_p <= 1:
+            raise ValueError("temperature must be >= 0 and top_p in (0, 1]")
+
+
+@dataclass
+class HoleResult:
+    fill: str
+    tokens: int = 0
+    rejected: int = 0
+    verified: bool = True
+    ended_by: str = "end"  # end, line-end, max-tokens, stuck, empty-budget
+    completed_by: str = "model"  # model, witness, best-stop, none
+    check_ms: list[float] = field(default_factory=list)
+    model_s: float = 0.0
+    replaced: int = 0  # characters after the hole the filling replaces (see replaceable)
+
+
+class Constraint:
+    """Completability checks on the whole document state, run on its window."""
+
+    def __init__(self, checker: Checker, window: Window, max_steps: int,
+                 cancel: Callable[[], bool] | None) -> None:
+        self.checker, self.window, self.max_steps, self.cancel = checker, window, max_steps, cancel
+        self.times_ms: list[float] = []
+
+    def verdict(self, chunks: list[str]) -> Verdict:
+        t0 = time.perf_counter()
+        res = self.checker.check(self.window.apply(chunks), max_steps=self.max_steps,
+                                 cancel=self.cancel)
+        self.times_ms.append((time.perf_counter() - t0) * 1e3)
+        return res.verdict
+
+    def witness(self, chunks: list[str], hole: int) -> str | None:
+        """A verified shortest filling of hole number ``hole`` of ``chunks``, or None."""
+        res = self.checker.check(self.window.apply(chunks), want_witness=True,
+                                 max_steps=self.max_steps, cancel=self.cancel)
+        if res.fills is None or not res.stats.get("witness_verified"):
+            return None
+        return res.fills[hole]
+
+
+@dataclass
+class HoleState:
+    """The document around the hole being filled: the chunks before it (holes left open lie
+    between them; the last one ends at this hole, without the healed characters) and the
+    chunks after it (the first one follows this hole)."""
+
+    left: list[str]
+    after: list[str]
+
+    def open(self, text: str) -> list[str]:
+        return [*self.left[:-1], self.left[-1] + text, *self.after]
+
+    def closed(self, text: str, drop: int = 0) -> list[str]:
+        """The chunks with this hole closed after ``text``; ``drop`` characters of the text
+        after the hole are replaced (closers the editor inserted, which the text supplies)."""
+        return [*self.left[:-1], self.left[-1] + text + self.after[0][drop:], *self.after[1:]]
+
+
+def candidate_order(logp: torch.Tensor, settings: DecodeSettings,
+                    generator: torch.Generator | None) -> list[int]:
+    """Token ids in the order to try them: greedy by probability, or a sample without
+    replacement from the nucleus (Gumbel top-k) followed by the rest of the top k."""
+    import torch
+
+    k = min(settings.top_k, logp.shape[0])
+    top = torch.topk(logp, k)
+    order = [int(i) for i, v in zip(top.indices, top.values, strict=True) if v > -math.inf]
+    if settings.temperature == 0 or not order:
+        return order
+    scaled = logp / settings.temperature
+    probs = torch.softmax(scaled, dim=-1)
+    sorted_p, sorted_i = torch.sort(probs, descending=True)
+    inside = int(torch.searchsorted(torch.cumsum(sorted_p, 0), settings.top_p).item()) + 1
+    nucleus = sorted_i[:max(1, min(inside, k))]
+    uniform = torch.rand(nucleus.shape[0], generator=generator).clamp_(1e-12, 1.0)
+    keys = scaled[nucleus] - torch.log(-torch.log(uniform))
+    sampled = [int(nucleus[j]) for j in torch.argsort(keys, descending=True)]
+    return sampled + [i for i in order if i not in set(sampled)]
+
+
+class HoleDecoder:
+    """Fills one hole: the loop over tokens, then the fallback when the model did not close."""
+
+    def __init__(self, session: KVSession, detok: Detokenizer, constraint: Constraint | None,
+                 state: HoleState, heal: str, settings: DecodeSettings,
+                 generator: torch.Generator | None, cancel: Callable[[], bool] | None,
+                 on_token: Callable[[int], None] | None = None) -> None:
+        self.session, self.detok, self.constraint = session, detok, constraint
+        self.state, self.heal, self.settings = state, heal, settings
+        self.generator, self.cancel, self.on_token = generator, cancel, on_token
+        self.stop_ids = session.backend.stop_ids
+        self.text = ""  # generated so far, healed characters included
+        self.accepted: list[str] = [""]  # the text after each accepted step
+        self.best_stops: list[tuple[float, str]] = []
+        self.result = HoleResult(fill="")
+
+    def run(self, logp: torch.Tensor) -> HoleResult:
+        banned = self.session.backend.banned_ids
+        res = self.result
+        model_s0 = self.session.model_s
+        ended = "max-tokens" if self.settings.max_new_tokens > 0 else "empty-budget"
+        for _ in range(self.settings.max_new_tokens):
+            if self.cancel is not None and self.cancel():
+                raise Cancelled("the fill was cancelled")
+            if banned:
+                logp[banned] = -math.inf
+            self._note_stop(logp)
+            outcome = self._choose(candidate_order(logp, self.settings, self.generator))
+            if outcome is None:
+                ended = "stuck"
+                break
+            token, finished = outcome
+            if finished is not None:
+                ended = finished
+                break
+            res.tokens += 1
+            if self.on_token is not None:
+                self.on_token(res.tokens)
+            logp = self.session.step(token)
+        res.model_s = self.session.model_s - model_s0
+        res.ended_by = ended
+        if ended in ("end", "line-end"):
+            res.fill = self.text[len(self.heal):]
+        else:
+            res.fill = self._fallback()
+        return res
+
+    # --------------------------------------------------------------------------- one step
+
+    def _choose(self, order: list[int]) -> tuple[int, str | None] | None:
+        """The first acceptable candidate and whether it ends the hole; None when stuck."""
+        for token in order:
+            if token in self.stop_ids:
+                if self._may_close(self.text):
+                    return token, "end"
+            else:
+                step = self._try_text(token)
+                if step != "reject":
+                    return token, ("line-end" if step == "line-end" else None)
+            self.result.rejected += 1
+        return None
+
+    def _try_text(self, token: int) -> str:
+        """"continue" when ``token`` was taken, "line-end" when the line ended at a valid
+        stopping point before the token's newline, "reject" otherwise. Bytes of an incomplete
+        character are taken unchecked: the check happens when the character completes."""
+        delta, complete = self.detok.peek(token)
+        if not complete and self.detok.held >= MAX_HELD_TOKENS:
+            return "reject"  # no UTF-8 character takes this many pieces: invalid bytes
+        new = self.text + delta
+        if "\ufffd" in delta or not _heal_consistent(new, self.heal):
+            # U+FFFD is what invalid UTF-8 decodes to: never code anyone wrote
+            return "reject"
+        stop = self._stop_before(new, delta)
+        if stop is not None:
+            self.text = stop
+            return "line-end"
+        if complete and delta and len(new) > len(self.heal) and not self._may_open(new):
+            return "reject"
+        self.detok.push(token)
+        self.text = new
+        self.accepted.append(new)
+        if self._supplies_replaceable(new):
+            return "line-end"
+        return "continue"
+
+    def _stop_before(self, new: str, delta: str) -> str | None:
+        """A stopping point inside the new text that ends the filling: the end of the line in
+        single-line mode, the line break before a line that leaves the block."""
+        if not self.settings.multiline and "\n" in delta:
+            line = new[: len(self.text) + delta.index("\n")]
+            if self._may_close(line):
+                return line
+        indent = self.settings.block_indent
+        if indent is not None and "\n" in new:
+            nl = new.rfind("\n")
+            body = new[nl + 1:]
+            code = body.lstrip(" \t")
+            width = len(body) - len(code)
+            if code and width < indent and nl + 1 + width >= len(self.text):
+                for cut in (new[:nl], new[: nl + 1]):
+                    if self._may_close(cut):
+                        return cut
+        return None
+
+    def _supplies_replaceable(self, text: str) -> bool:
+        rep = self.settings.replaceable
+        if not rep or not text.endswith(rep) or len(text) - len(rep) < len(self.heal):
+            return False
+        if self.constraint is not None:
+            verdict = self.constraint.verdict(self.state.closed(text, drop=len(rep)))
+            if not self._answer(verdict):
+                return False
+        self.result.replaced = len(rep)
+        return True
+
+    def _may_open(self, text: str) -> bool:
+        if self.constraint is None:
+            return True
+        return self._answer(self.constraint.verdict(self.state.open(text)))
+
+    def _may_close(self, text: str) -> bool:
+        if len(text) < len(self.heal):
+            return False
+        if self.constraint is None:
+            return True
+        return self._answer(self.constraint.verdict(self.state.closed(text)))
+
+    def _answer(self, verdict: Verdict) -> bool:
+        if verdict is Verdict.UNKNOWN:  # never read as "no": accept, mark the result
+            self.result.verified = False
+            return True
+        return verdict is Verdict.YES
+
+    def _note_stop(self, logp: torch.Tensor) -> None:
+        """In best-stop mode, remember how much the model wanted to stop where it may."""
+        if self.settings.on_stuck != "best-stop" or self.constraint is None:
+            return
+        if self.detok.holding or not self._may_close(self.text):
+            return
+        p = sum(math.exp(float(logp[i])) for i in self.stop_ids if i < logp.shape[0])
+        self.best_stops.append((p, self.text))
+
+    # --------------------------------------------------------------------------- fallback
+
+    def _fallback(self) -> str:
+        """The filling when the model did not close the hole itself."""
+        res = self.result
+        text = self.text if len(self.text) >= len(self.heal) else self.heal
+        if self.constraint is None or self.settings.on_stuck == "stop":
+            res.completed_by = "none"
+            return text[len(self.heal):]
+        if self.settings.on_stuck == "best-stop" and self.best_stops:
+            res.completed_by = "best-stop"
+            best = max(self.best_stops, key=lambda s: (s[0], len(s[1])))
+            return best[1][len(self.heal):]
+        # the invariant says a filling exists; the latest state whose witness renders wins
+        for start in self._witness_starts(text):
+            tail = self.constraint.witness(self.state.open(start), len(self.state.left) - 1)
+            if tail is not None:
+                res.completed_by = "witness"
+                return (start + tail)[len(self.heal):]
+        res.completed_by = "none"
+        res.verified = False
+        return text[len(self.heal):]
+
+    def _witness_starts(self, text: str) -> list[str]:
+        starts = [text]
+        healed = [t for t in self.accepted if len(t) >= len(self.heal)]
+        if len(healed) > 2:
+            starts.append(healed[len(healed) // 2])
+        starts.append(self.heal)
+        return list(dict.fromkeys(starts))
+
+
+def _heal_consistent(text: str, heal: str) -> bool:
+    """While the healed characters are not yet reproduced, the text must stay on them."""
+    n = min(len(text), len(heal))
+    return text[:n] == heal[:n]

@@ -1,0 +1,54 @@
+"""Fixtures shared by the decoding and server tests: a tiny random-weight FIM model built here.
+
+A random model is the worst proposer there is, which is what the constrained loop must survive.
+It is built from scratch (tokenizer trained in a second, Llama weights at random), saved to a
+folder and loaded back through the same code path users take; nothing comes from a hub.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+HAVE_MODEL_LIBS = all(importlib.util.find_spec(m) is not None
+                      for m in ("torch", "transformers", "tokenizers"))
+
+needs_model_libs = pytest.mark.skipif(
+    not HAVE_MODEL_LIBS, reason="torch/transformers not installed (pip install -e '.[model]')")
+
+
+def build_tiny_model(out: Path, *, seed: int = 0, vocab_size: int = 600,
+                     context: int = 1024) -> Path:
+    """A random Llama with a byte-level BPE tokenizer carrying the StarCoder FIM tokens."""
+    import sysconfig
+
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from holefill.train.tokenizer import train_tokenizer
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    texts = [p.read_text(encoding="utf-8") for p in sorted(stdlib.glob("*.py"))[:40]]
+    tok = train_tokenizer(texts, out, vocab_size=vocab_size, sample_chars=300_000, seed=seed,
+                          model_max_length=context)
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=context,
+        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id, tie_word_embeddings=True,
+    )
+    LlamaForCausalLM(config).save_pretrained(str(out))
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not HAVE_MODEL_LIBS:
+        pytest.skip("torch/transformers not installed (pip install -e '.[model]')")
+    import torch
+
+    torch.set_num_threads(1)
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))

@@ -1,0 +1,242 @@
+"""The constrained loop with the worst proposer there is: a tiny random-weight model.
+
+Validity is judged by oracles nobody here wrote: `ast.parse` for Python, tree-sitter-cpp for
+C++. Unconstrained fillings of the same cuts are measured beside the constrained ones.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from pathlib import Path
+
+import pytest
+
+from holefill.datasets import humaneval_cpp_programs, python_cuts, span_cuts
+from holefill.errors import LanguageError, ModelError
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from holefill.decode import Cancelled, Completer, NotCompletable  # noqa: E402
+
+FAST = dict(max_new_tokens=10, top_k=4)
+
+
+@pytest.fixture(scope="module")
+def completer(tiny_model_dir: Path) -> Completer:
+    torch.set_num_threads(1)
+    return Completer(model=tiny_model_dir, device="cpu", threads=1)
+
+
+def parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _python_sample() -> list:
+    return [*python_cuts("span", 8, seed=11, max_lines=150),
+            *python_cuts("boundary", 4, seed=11, max_lines=150),
+            *python_cuts("line", 3, seed=11, max_lines=150),
+            *python_cuts("span", 4, seed=12, holes=2, max_lines=150),
+            *python_cuts("span", 3, seed=13, holes=3, max_lines=150)]
+
+
+def test_constrained_python_fills_parse_with_a_random_model(completer: Completer) -> None:
+    constrained_ok, free_ok, cuts = 0, 0, _python_sample()
+    for c in cuts:
+        res = completer.fill(c.chunks, "python", **FAST)
+        assert len(res.fills) == len(c.chunks) - 1
+        assert parses(c.filled(res.fills)), (c.name, res.fills, res.holes)
+        constrained_ok += 1
+        free = completer.fill(c.chunks, "python", constrained=False, **FAST)
+        free_ok += parses(c.filled(free.fills))
+    print(f"\npython: constrained {constrained_ok}/{len(cuts)} valid, "
+          f"unconstrained {free_ok}/{len(cuts)}")
+
+
+@pytest.fixture(scope="module")
+def ts_cpp():
+    tree_sitter = pytest.importorskip("tree_sitter")
+    tree_sitter_cpp = pytest.importorskip("tree_sitter_cpp")
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
+
+    def accepts(text: str) -> bool:
+        return not parser.parse(text.encode()).root_node.has_error
+
+    return accepts
+
+
+# tree-sitter-cpp rejects these canonical solutions itself (see tests/check/test_cpp_oracle.py)
+TS_CANNOT_JUDGE = {"CPP/22", "CPP/137"}
+
+
+@pytest.mark.parametrize("holes", [1, 2, 3])
+def test_constrained_cpp_fills_parse_with_a_random_model(completer, ts_cpp, holes) -> None:
+    programs = [p for p in humaneval_cpp_programs() if p[0] not in TS_CANNOT_JUDGE]
+    cuts = list(span_cuts(programs[::23], holes, 1, seed=5))
+    free_ok = 0
+    for c in cuts:
+        res = completer.fill(c.chunks, "cpp", **FAST)
+        assert ts_cpp(c.filled(res.fills)), (c.name, res.fills)
+        free = completer.fill(c.chunks, "cpp", constrained=False, **FAST)
+        free_ok += ts_cpp(c.filled(free.fills))
+    print(f"\ncpp {holes} hole(s): constrained {len(cuts)}/{len(cuts)}, "
+          f"unconstrained {free_ok}/{len(cuts)}")
+
+
+def test_fill_reports_costs_and_never_emits_special_tokens(completer) -> None:
+    chunks = ["def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"]
+    res = completer.fill(chunks, "python", max_new_tokens=6, top_k=8)
+    assert res.verified
+    for key in ("tokens", "rejected", "checks", "model_s", "check_ms_median", "total_s"):
+        assert key in res.stats, key
+    assert res.stats["checks"] >= 1
+    assert all("<fim_" not in f and "<|endoftext|>" not in f for f in res.fills)
+    assert parses(res.text(chunks))
+
+
+def test_sampling_is_reproducible_by_seed(completer) -> None:
+    chunks = ["x = [1, 2", "]\n"]
+    runs = [completer.fill(chunks, "python", temperature=1.0, seed=s, **FAST).fills
+            for s in (3, 3, 4)]
+    assert runs[0] == runs[1]
+    assert all(parses(chunks[0] + f[0] + chunks[1]) for f in runs)
+
+
+def test_a_check_out_of_budget_accepts_and_marks_unverified(completer) -> None:
+    chunks = ["def f():\n    return ", "\n"]
+    res = completer.fill(chunks, "python", max_check_steps=1, on_stuck="stop", **FAST)
+    assert not res.verified
+    # UNKNOWN never rejects: the model's own choices go through as without the constraint
+    assert res.fills == completer.fill(chunks, "python", constrained=False, **FAST).fills
+
+
+def test_outside_text_that_no_filling_repairs_is_an_error(completer) -> None:
+    with pytest.raises(NotCompletable, match="syntax error"):
+        completer.fill(["x = = 1\n", "\n"], "python", **FAST)
+
+
+def test_unknown_language_is_named(completer) -> None:
+    with pytest.raises(LanguageError, match="cobol.*python"):
+        completer.fill(["a", "b"], "cobol")
+
+
+def test_cancel_stops_within_one_token(completer) -> None:
+    stop = threading.Event()
+    session = completer._session
+    seen: list[int] = []
+
+    def progress(frac: float, message: str) -> None:
+        if "2 tokens" in message:
+            seen.append(session.forward_tokens)
+            stop.set()
+
+    with pytest.raises(Cancelled):
+        completer.fill(["def f():\n    return ", "\n"], "python", constrained=False,
+                       max_new_tokens=50, cancel=stop, progress=progress)
+    assert seen and session.forward_tokens <= seen[0] + 1
+
+
+def test_token_healing_regenerates_the_word_the_cursor_is_in(completer) -> None:
+    from holefill.decode.prompt import build_prompt
+
+    backend = completer.backend
+    before = "def add(a, b):\n    retu"
+    prompt = build_prompt(backend, before, "\n", budget=200, heal=True)
+    assert prompt.heal and before.endswith(prompt.heal)
+    res = completer.fill([before, "\n"], "python", **FAST)
+    assert parses(before + res.fills[0] + "\n")
+
+
+def test_long_files_are_cut_around_the_hole(completer) -> None:
+    from holefill.decode.prompt import build_prompt
+
+    before = "".join(f"x{i} = {i}\n" for i in range(3000)) + "y = "
+    after = "\n" + "".join(f"z{i} = {i}\n" for i in range(3000))
+    prompt = build_prompt(completer.backend, before, after, budget=100, heal=False)
+    assert prompt.truncated and len(prompt.ids) <= 100
+    text = completer.backend.decode(prompt.ids)
+    assert "y = " in text and "x2999 = 2999" in text and "z0 = 0" in text
+    res = completer.fill([before, after], "python", max_prompt_tokens=100, **FAST)
+    assert parses(before + res.fills[0] + after)
+
+
+def test_kv_cache_reuses_the_shared_prompt_prefix(completer) -> None:
+    session = completer.backend.session()
+    ids = completer.backend.encode("def f(x):\n    return x + 1\n" * 3)
+    first = session.prefill(ids)
+    before = session.forward_tokens
+    again = session.prefill(ids)
+    assert session.forward_tokens - before == 1  # only the last token re-runs
+    assert torch.allclose(first, again, atol=1e-5)
+    longer = session.prefill(ids + ids[:3])
+    assert session.forward_tokens - before == 4
+    fresh = completer.backend.session().prefill(ids + ids[:3])
+    assert torch.allclose(longer, fresh, atol=1e-4)
+
+
+def test_partial_utf8_bytes_are_held_until_the_character_completes(completer) -> None:
+    from holefill.decode.backend import Detokenizer
+
+    backend = completer.backend
+    ids = backend.encode("😀")
+    assert len(ids) > 1  # a 600-token byte-level vocabulary splits the emoji into bytes
+    detok = Detokenizer(backend, backend.encode("x = '"))
+    out = [detok.push(i) for i in ids]
+    assert out[:-1] == [""] * (len(ids) - 1) and out[-1] == "😀"
+    assert not detok.holding
+
+
+def test_missing_model_folder_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="does not exist"):
+        Completer(model=tmp_path / "nope", device="cpu")
+    with pytest.raises(ModelError, match="not in the local Hugging Face cache"):
+        Completer(model="nobody/no-such-model", device="cpu")
+
+
+def test_model_without_fim_tokens_is_refused(tmp_path: Path) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.train_from_iterator(["def f(x): return x\n"] * 10, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|endoftext|>"], show_progress=False))
+    PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>").save_pretrained(
+        str(tmp_path))
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    with pytest.raises(ModelError, match="fill-in-the-middle"):
+        Completer(model=tmp_path, device="cpu")
+
+
+def test_only_the_asked_holes_are_filled_and_the_others_stay_open(completer) -> None:
+    from holefill import Checker
+
+    chunks = ["def f(a):\n    x = (", "\n    return x\n\ndef g(b):\n    return ", "\n"]
+    res = completer.fill(chunks, "python", only=[1], **FAST)
+    assert len(res.fills) == 1
+    rest = [chunks[0], chunks[1] + res.fills[0] + chunks[2]]
+    assert Checker.for_language("python").completable(rest)
+
+
+def test_a_filling_stays_in_its_block_when_asked(completer) -> None:
+    chunks = ["def f(a):\n    if a:\n        ", "\n    return a\n"]
+    res = completer.fill(chunks, "python", block_indent=8, max_new_tokens=30, top_k=4)
+    lines = res.fills[0].split("\n")
+    assert all(not ln.strip() or len(ln) - len(ln.lstrip()) >= 8 for ln in lines[1:])
+    assert parses(chunks[0] + res.fills[0] + chunks[1])
+
+
+def test_closers_the_editor_inserted_are_replaced_not_duplicated(completer) -> None:
+    from holefill.decode.loop import HoleState
+
+    state = HoleState(["print("], [")\n"])
+    assert state.closed("1)", drop=1) == ["print(1)\n"]
+    res = completer.fill(["print(", ")\n"], "python", replaceable=")", **FAST)
+    fill, replaced = res.fills[0], res.holes[0].replaced
+    assert replaced in (0, 1)
+    assert parses("print(" + fill + ")\n"[replaced:])
