@@ -1,5 +1,6 @@
 """`holefill` on the command line.
 
+    holefill serve [--tcp PORT]           the language server (stdio by default)
     holefill fill FILE [--write]          fill every hole marker (prints a diff, or writes)
     holefill complete FILE:LINE:COL       print the completion at a position (1-based)
     holefill check FILE [--language L] [--hole-marker M] [--max-steps N] [--quiet]
@@ -184,6 +185,17 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress or summary")
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from holefill.lsp.server import serve
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="holefill %(levelname)s %(name)s: %(message)s")
+    serve(args.tcp)
+    return 0
+
+
 def _cmd_grammar(args: argparse.Namespace) -> int:
     from holefill.grammar import format_stats
     from holefill.languages import get_language
@@ -206,6 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Syntax-guaranteed code completion: checks and fills holes in code.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", help="run the language server (stdio by default)")
+    p.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead")
+    p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    p.set_defaults(func=_cmd_serve)
 
     p = sub.add_parser("fill", help="fill every hole marker of a file with the model")
     p.add_argument("file")

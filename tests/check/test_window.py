@@ -228,9 +228,17 @@ def test_window_does_not_start_at_a_continuation_line(src, first_line):
 
 
 def test_hole_inside_elif_branch_gets_an_indented_window():
-    src = "import os\n\nif a:\n    x = 1\nelif b:\n    y = <|hole|>\n    z = 3\n\nprint(1)\n"
+    src = "import os\n\nif a:\n    x = 1\nelif b:\n    y = 2\n    z = <|hole|>\n\nprint(1)\n"
     w, text = window_text(src)
-    assert text == "class _:\n    y = <|hole|>\n    z = 3\n\npass\n"
+    assert text == "class _:\n    y = 2\n    z = <|hole|>\n\npass\n"
+
+
+def test_the_holes_own_line_does_not_start_an_indented_window():
+    """Token healing may give that line's text back to the hole."""
+    src = "class C:\n    x = 1\n    y = <|hole|>\n    z = 3\n"
+    assert window_text(src)[1] == "class _:\n    x = 1\n    y = <|hole|>\n    z = 3\npass\n"
+    src = "def f():\n    y = <|hole|>\n    z = 3\n\nx = 1\n"
+    assert window_text(src)[1] == "def f():\n    y = <|hole|>\n    z = 3\n\n"
 
 
 def test_hole_at_column_zero_may_continue_the_block_above():
@@ -296,14 +304,16 @@ def test_other_languages_get_the_whole_text_and_aliases_the_python_rule():
 
 
 def test_apply_after_insertions_and_after_closing_holes():
-    src = "import os\n\ndef f():\n    a = <|hole|>\n    b = <|hole|>\n\ndef g():\n    pass\n"
+    src = ("import os\n\ndef f():\n    pass\n    a = <|hole|>\n    b = <|hole|>\n\n"
+           "def g():\n    pass\n")
     chunks = split(src)
     w = find_window("python", chunks, indented=False)
-    assert w.apply(chunks) == ["def f():\n    a = ", "\n    b = ", "\n\n"]
+    assert w.apply(chunks) == ["def f():\n    pass\n    a = ", "\n    b = ", "\n\n"]
     grown = [chunks[0] + "1 +", "2\n    c = 3" + chunks[1] + "4", chunks[2]]
-    assert w.apply(grown) == ["def f():\n    a = 1 +", "2\n    c = 3\n    b = 4", "\n\n"]
+    assert w.apply(grown) == ["def f():\n    pass\n    a = 1 +", "2\n    c = 3\n    b = 4",
+                              "\n\n"]
     closed = ["".join([chunks[0], "1", chunks[1], "2", chunks[2]])]
-    assert w.apply(closed) == ["def f():\n    a = 1\n    b = 2\n\n"]
+    assert w.apply(closed) == ["def f():\n    pass\n    a = 1\n    b = 2\n\n"]
     wi = find_window("python", chunks)
     assert wi.apply(closed)[0].startswith("class _:\n") and parses(wi.apply(closed)[0])
     with pytest.raises(ValueError):

@@ -7,6 +7,7 @@ document completable.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import threading
@@ -186,8 +187,12 @@ class _Fill:
 
     def _fill_hole(self, left: list[str], after: list[str], index: int,
                    count: int) -> HoleResult:
-        backend, settings = self.completer.backend, self.settings
-        budget = backend.context_length - settings.max_new_tokens - 1
+        backend = self.completer.backend
+        # the prompt keeps at least half the context (up to 256 tokens); generation the rest
+        room = backend.context_length
+        new_tokens = min(self.settings.max_new_tokens, room - min(256, room // 2))
+        settings = dataclasses.replace(self.settings, max_new_tokens=new_tokens)
+        budget = room - new_tokens - 1
         if settings.max_prompt_tokens is not None:
             budget = min(budget, settings.max_prompt_tokens)
         prompt = build_prompt(backend, shown(left, settings.hole_placeholder),

@@ -1,0 +1,438 @@
+"""`holefill serve`: the language server (pygls 2, lsprotocol types).
+
+Features: incremental text sync into our document store (tree-sitter trees, edit sites),
+`textDocument/inlineCompletion` at the cursor with the file's other unfinished places as
+further holes, the code action "Fill holes" (`source.fillHoles`) and a quick fix per hole,
+resolved lazily, the command `holefill.fillHoles` for explicit positions, settings, progress,
+and cancellation (latest request per document wins).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
+from pygls.lsp.server import LanguageServer
+
+from holefill import __version__
+from holefill.errors import HolefillError, LanguageError
+from holefill.lsp.documents import Document, DocumentStore
+from holefill.lsp.engine import Engine, Report
+from holefill.lsp.holes import Hole, HoleChunks, chunks_for, find_holes
+from holefill.lsp.inline import Suggestion, SuggestionCache, decode_options
+from holefill.lsp.settings import Settings, updated
+
+log = logging.getLogger(__name__)
+
+FILL_HOLES_KIND = "source.fillHoles"
+FILL_HOLES_COMMAND = "holefill.fillHoles"
+REPORT_EVERY_S = 0.1
+
+
+class HolefillServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("holefill", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.store = DocumentStore()
+        self.engine = Engine()
+        self.cache = SuggestionCache()
+        self._latest: dict[str, tuple[int, threading.Event]] = {}
+        self._seq = 0
+        self._init_problems: list[str] = []
+
+    # ------------------------------------------------------------------- messages, progress
+
+    def tell(self, kind: types.MessageType, text: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=f"holefill: {text}"))
+
+    def note(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=text))
+
+    async def progress_bar(self, title: str) -> ProgressBar:
+        bar = ProgressBar(self, title)
+        await bar.begin()
+        return bar
+
+    # ------------------------------------------------------------------- latest request wins
+
+    def claim(self, uri: str) -> tuple[int, threading.Event]:
+        """A new request for ``uri``: the one before it is cancelled."""
+        old = self._latest.get(uri)
+        if old is not None:
+            old[1].set()
+        self._seq += 1
+        mine = (self._seq, threading.Event())
+        self._latest[uri] = mine
+        return mine
+
+    def is_latest(self, uri: str, seq: int) -> bool:
+        cur = self._latest.get(uri)
+        return cur is not None and cur[0] == seq
+
+    # ------------------------------------------------------------------------- the model
+
+    async def completer(self):
+        bar = None
+        if not self.engine.is_loaded(self.settings):
+            bar = await self.progress_bar("holefill: loading model")
+        try:
+            return await self.engine.completer(self.settings, bar.report if bar else None)
+        finally:
+            if bar is not None:
+                bar.end()
+
+    def language_of(self, doc: Document) -> str | None:
+        from holefill.languages import get_language
+
+        try:
+            name = get_language(doc.language_id).name
+        except LanguageError:
+            return None
+        return name if name in self.settings.languages else None
+
+
+class ProgressBar:
+    """`$/progress` created by the server (clients send no token with inline completion);
+    reports from the model thread are handed to the event loop."""
+
+    def __init__(self, server: HolefillServer, title: str) -> None:
+        self.server, self.title = server, title
+        self.token = f"holefill-{uuid.uuid4().hex[:12]}"
+        self.loop = asyncio.get_running_loop()
+        self.active = False
+        self._last: int | None = -1
+        self._last_time = 0.0
+
+    def _supported(self) -> bool:
+        caps = self.server.client_capabilities
+        return bool(caps and caps.window and caps.window.work_done_progress)
+
+    async def begin(self) -> None:
+        if not self._supported():
+            return
+        try:
+            await asyncio.wait_for(
+                self.server.work_done_progress.create_async(self.token), timeout=5)
+        except Exception as exc:  # the client refused or did not answer: no progress
+            log.info("no progress: %s", exc)
+            return
+        self.active = True
+        self.server.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(
+            title=self.title, percentage=0, cancellable=False))
+
+    def report(self, fraction: float | None, message: str) -> None:
+        if not self.active:
+            return
+        pct = None if fraction is None else int(100 * fraction)
+        now = time.monotonic()
+        if pct == self._last and now - self._last_time < REPORT_EVERY_S:
+            return  # a token per report would flood the client
+        self._last, self._last_time = pct, now
+        value = types.WorkDoneProgressReport(message=message, percentage=pct)
+        self.loop.call_soon_threadsafe(self.server.work_done_progress.report, self.token, value)
+
+    def end(self, message: str = "done") -> None:
+        if self.active:
+            self.active = False
+            self.loop.call_soon_threadsafe(self.server.work_done_progress.end, self.token,
+                                           types.WorkDoneProgressEnd(message=message))
+
+
+server = HolefillServer()
+
+
+# ------------------------------------------------------------------------------ lifecycle
+
+@server.feature(types.INITIALIZE)
+def on_initialize(params: types.InitializeParams) -> None:
+    encoding = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
+    server.store.encoding = str(encoding)
+    server.settings, server._init_problems = updated(server.settings,
+                                                     params.initialization_options)
+
+
+@server.feature(types.INITIALIZED)
+async def on_initialized(params: types.InitializedParams) -> None:
+    for problem in server._init_problems:
+        server.tell(types.MessageType.Warning, problem)
+    server.note(f"holefill {__version__}: positions in {server.store.encoding}, "
+                f"model {server.settings.model or 'bundled default'}")
+    _background(_preload())
+
+
+_TASKS: set[asyncio.Task] = set()
+
+
+def _background(coro: Any) -> None:
+    task = asyncio.create_task(coro)
+    _TASKS.add(task)  # the loop keeps only weak references to tasks
+    task.add_done_callback(_TASKS.discard)
+
+
+async def _preload() -> None:
+    """Load the model before the first request needs it."""
+    try:
+        await server.completer()
+    except HolefillError as exc:
+        server.tell(types.MessageType.Error, str(exc))
+    except Exception as exc:  # out of memory, a broken install: say so, stay up
+        server.tell(types.MessageType.Error, f"cannot load the model: {exc}")
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def on_configuration(params: types.DidChangeConfigurationParams) -> None:
+    old = server.settings
+    server.settings, problems = updated(old, params.settings)
+    for problem in problems:
+        server.tell(types.MessageType.Warning, problem)
+    if server.settings.model_key() != old.model_key():
+        server.cache = SuggestionCache()
+        _background(_preload())
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def on_open(params: types.DidOpenTextDocumentParams) -> None:
+    d = params.text_document
+    server.store.open(d.uri, d.language_id, d.version, d.text)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def on_change(params: types.DidChangeTextDocumentParams) -> None:
+    server.store.change(params.text_document.uri, params.text_document.version,
+                        params.content_changes)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def on_close(params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    server.store.close(uri)
+    server.cache.forget(uri)
+    latest = server._latest.pop(uri, None)
+    if latest is not None:
+        latest[1].set()
+
+
+@server.feature(types.SHUTDOWN)
+def on_shutdown(params: Any) -> None:
+    for _, event in server._latest.values():
+        event.set()
+    server.engine.shutdown()
+
+
+# ----------------------------------------------------------------------- inline completion
+
+@server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
+async def on_inline_completion(
+    params: types.InlineCompletionParams,
+) -> types.InlineCompletionList | None:
+    uri = params.text_document.uri
+    doc = server.store.get(uri)  # UnknownDocumentError -> an error answer naming the URI
+    language = server.language_of(doc)
+    if language is None:
+        return None
+    cursor = doc.offset_at(params.position, strict=True)  # PositionError -> error answer
+    seq, cancel = server.claim(uri)
+    automatic = (params.context is not None and params.context.trigger_kind
+                 == types.InlineCompletionTriggerKind.Automatic)
+    if automatic and server.settings.debounce_ms:
+        await asyncio.sleep(server.settings.debounce_ms / 1000)
+        if not server.is_latest(uri, seq):
+            return None
+    text, version = doc.text, doc.version
+    cached = server.cache.get(uri, text[:cursor], text[cursor:])
+    if cached is None:
+        cached = await _suggest(doc, language, cursor, cancel)
+        if cached is None or doc.version != version or not server.is_latest(uri, seq):
+            return None
+        server.cache.put(uri, text[:cursor], text[cursor:], cached)
+    if not cached.text:
+        return types.InlineCompletionList(items=[])
+    end = doc.position_at(cursor + cached.replaced)
+    item = types.InlineCompletionItem(insert_text=cached.text,
+                                      range=types.Range(params.position, end))
+    return types.InlineCompletionList(items=[item])
+
+
+async def _suggest(doc: Document, language: str, cursor: int,
+                   cancel: threading.Event) -> Suggestion | None:
+    holes = find_holes(doc, cursor=cursor, marker=server.settings.hole_marker)
+    hc = chunks_for(doc.text, holes)
+    index = next(i for i, h in enumerate(hc.holes) if h.reason == "cursor")
+    options = decode_options(doc.text, cursor, server.settings)
+    try:
+        comp = await server.completer()
+        t0 = time.perf_counter()
+        res = await server.engine.run(
+            lambda: comp.fill(hc.chunks, language, only=[index], cancel=cancel, **options),
+            cancel)
+    except HolefillError as exc:
+        _failed(exc)
+        return None
+    if cancel.is_set():
+        return None
+    _log_speed("inline completion", res.stats, time.perf_counter() - t0, len(hc.holes))
+    return Suggestion(res.fills[0], res.holes[0].replaced)
+
+
+def _failed(exc: HolefillError) -> None:
+    from holefill.decode.loop import Cancelled, NotCompletable
+
+    if isinstance(exc, Cancelled):
+        return None
+    if isinstance(exc, NotCompletable):
+        server.note(f"no suggestion: {exc}", types.MessageType.Info)
+        return None
+    server.tell(types.MessageType.Error, str(exc))
+    return None
+
+
+def _log_speed(what: str, stats: dict[str, float], seconds: float, holes: int) -> None:
+    server.note(
+        f"{what}: {1e3 * seconds:.0f} ms, {holes} hole(s), {int(stats.get('tokens', 0))} "
+        f"tokens, {int(stats.get('rejected', 0))} rejected, model "
+        f"{stats.get('model_ms_per_token', 0):.1f} ms/token, checks "
+        f"{stats.get('check_ms_median', 0):.1f} ms median")
+
+
+# ---------------------------------------------------------------------------- fill holes
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+    code_action_kinds=[FILL_HOLES_KIND, types.CodeActionKind.QuickFix],
+    resolve_provider=True))
+def on_code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    doc = server.store.get(params.text_document.uri)
+    if server.language_of(doc) is None:
+        return None
+    holes = find_holes(doc, marker=server.settings.hole_marker)
+    if not holes:
+        return []
+    start, end = doc.offsets_of(params.range)
+    only = params.context.only
+    actions: list[types.CodeAction] = []
+    selected = [h for h in holes if start <= h.offset <= end] if end > start else holes
+    if selected and (not only or any(FILL_HOLES_KIND.startswith(k) for k in only)):
+        where = "in the selection" if end > start else "in the file"
+        actions.append(_action(f"Fill {len(selected)} hole(s) {where}", FILL_HOLES_KIND, doc,
+                               selected))
+    if not only or types.CodeActionKind.QuickFix in only:
+        lines = (doc.position_at(start).line, doc.position_at(end).line)
+        for h in holes:
+            line = doc.position_at(h.offset).line
+            if lines[0] <= line <= lines[1]:
+                actions.append(_action(f"Fill the hole at line {line + 1}",
+                                       types.CodeActionKind.QuickFix, doc, [h]))
+    return actions
+
+
+def _action(title: str, kind: str, doc: Document, holes: Sequence[Hole]) -> types.CodeAction:
+    return types.CodeAction(title=title, kind=kind, data={
+        "uri": doc.uri, "version": doc.version,
+        "holes": [[h.offset, h.end, h.reason] for h in holes]})
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+async def on_code_action_resolve(action: types.CodeAction) -> types.CodeAction:
+    data = action.data if isinstance(action.data, dict) else {}
+    uri, version = data.get("uri"), data.get("version")
+    if not isinstance(uri, str) or not isinstance(data.get("holes"), list):
+        raise ValueError("this code action carries no holes to fill (data is missing)")
+    doc = server.store.get(uri)
+    if doc.version != version:
+        raise ValueError(f"the document changed since this action was offered (version "
+                         f"{version}, now {doc.version}); ask for the code action again")
+    asked = [Hole(int(o), int(e), r) for o, e, r in data["holes"]]
+    edit = await _fill_edit(doc, asked)
+    if edit is not None:
+        action.edit = edit
+    return action
+
+
+@server.command(FILL_HOLES_COMMAND)
+async def on_fill_holes_command(args: Any) -> dict:
+    """Arguments: ``{"uri": ..., "positions": [{"line": l, "character": c}, ...]}`` (or the
+    same as two positional arguments); fills the holes there and applies the edit."""
+    uri, positions = _command_arguments(args)
+    doc = server.store.get(uri)
+    offsets = [doc.offset_at(types.Position(line=p["line"], character=p["character"]),
+                             strict=True) for p in positions]
+    asked = [Hole(o, o, "position") for o in offsets] or find_holes(
+        doc, marker=server.settings.hole_marker)
+    edit = await _fill_edit(doc, asked)
+    if edit is None:
+        return {"applied": False}
+    result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
+        edit=edit, label="Fill holes"))
+    return {"applied": bool(result.applied)}
+
+
+def _command_arguments(args: Any) -> tuple[str, list[dict]]:
+    if isinstance(args, list) and len(args) == 1 and isinstance(args[0], dict):
+        args = args[0]
+    if isinstance(args, dict):
+        return str(args.get("uri")), list(args.get("positions") or [])
+    if isinstance(args, list) and len(args) == 2 and isinstance(args[0], str):
+        return args[0], list(args[1])
+    raise ValueError(f"{FILL_HOLES_COMMAND} takes {{uri, positions: [Position]}}")
+
+
+async def _fill_edit(doc: Document, asked: Sequence[Hole]) -> types.WorkspaceEdit | None:
+    """Fill the asked holes (the file's other unfinished places stay holes in every check);
+    the edit carries the version it was computed for; except markers, it only inserts."""
+    language = server.language_of(doc)
+    if language is None:
+        raise ValueError(f"holefill does not serve {doc.language_id!r} documents")
+    version = doc.version
+    holes = find_holes(doc, marker=server.settings.hole_marker,
+                       positions=[h.offset for h in asked if h.reason == "position"])
+    hc = chunks_for(doc.text, holes)
+    wanted = {h.offset for h in asked}
+    only = [i for i, h in enumerate(hc.holes) if h.offset in wanted]
+    if not only:
+        raise ValueError("none of the holes of this action is still in the document")
+    seq, cancel = server.claim(doc.uri)
+    bar = await server.progress_bar(f"holefill: filling {len(only)} hole(s)")
+    options = decode_options(doc.text, hc.holes[only[0]].offset, server.settings)
+    options.update(multiline=True, block_indent=None, replaceable="")
+    try:
+        comp = await server.completer()
+        t0 = time.perf_counter()
+        res = await server.engine.run(lambda: comp.fill(
+            hc.chunks, language, only=only, cancel=cancel,
+            progress=lambda f, m: bar.report(f, m), **options), cancel)
+    except HolefillError as exc:
+        _failed(exc)
+        return None
+    finally:
+        bar.end()
+    _log_speed("fill holes", res.stats, time.perf_counter() - t0, len(hc.holes))
+    if doc.version != version:
+        raise ValueError("the document changed while its holes were being filled; try again")
+    return _workspace_edit(doc, version, hc, only, res.fills)
+
+
+def _workspace_edit(doc: Document, version: int, hc: HoleChunks, only: list[int],
+                    fills: list[str]) -> types.WorkspaceEdit:
+    edits = [types.TextEdit(range=doc.range_of(hc.holes[i].offset, hc.holes[i].end),
+                            new_text=fill) for i, fill in zip(only, fills, strict=True)]
+    ident = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=version)
+    return types.WorkspaceEdit(document_changes=[
+        types.TextDocumentEdit(text_document=ident, edits=edits)])
+
+
+def serve(tcp_port: int | None = None) -> None:
+    """Run the server on stdio, or on 127.0.0.1:``tcp_port``."""
+    if tcp_port is None:
+        server.start_io()
+    else:
+        server.start_tcp("127.0.0.1", tcp_port)
+
+
+__all__ = ["HolefillServer", "ProgressBar", "Report", "serve", "server"]
