@@ -240,3 +240,40 @@ def test_closers_the_editor_inserted_are_replaced_not_duplicated(completer) -> N
     fill, replaced = res.fills[0], res.holes[0].replaced
     assert replaced in (0, 1)
     assert parses("print(" + fill + ")\n"[replaced:])
+
+
+def test_a_model_in_the_local_hugging_face_cache_loads_by_id(tiny_model_dir, tmp_path,
+                                                             monkeypatch) -> None:
+    import shutil
+
+    snap = tmp_path / "hub" / "models--someone--tiny-fim" / "snapshots" / "0123abcd"
+    shutil.copytree(tiny_model_dir, snap)
+    (snap.parent.parent / "refs").mkdir()
+    (snap.parent.parent / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    comp = Completer(model="someone/tiny-fim", device="cpu", threads=1)
+    assert comp.backend.source == "hf-cache" and comp.backend.path == snap
+    res = comp.fill(["x = [1, ", "]\n"], "python", **FAST)
+    assert parses("x = [1, " + res.fills[0] + "]\n")
+
+
+def test_best_stop_cuts_where_closing_is_allowed(completer) -> None:
+    chunks = ["def f(a):\n    return (a +", "\n"]
+    res = completer.fill(chunks, "python", on_stuck="best-stop", **FAST)
+    assert parses(chunks[0] + res.fills[0] + chunks[1])
+    assert res.holes[0].completed_by in ("model", "best-stop", "witness")
+
+
+def test_device_and_dtype_defaults_and_errors() -> None:
+    from holefill.decode.backend import choose_device, choose_dtype
+
+    assert choose_dtype("auto", "cpu") == torch.float32
+    assert choose_dtype("bf16", "cpu") == torch.bfloat16
+    with pytest.raises(ModelError, match="unknown dtype"):
+        choose_dtype("int3", "cpu")
+    assert choose_device("cpu") == "cpu"
+    if not torch.cuda.is_available():
+        assert choose_device("auto") in ("cpu", "mps")
+        with pytest.raises(ModelError, match="no CUDA GPU"):
+            choose_device("cuda")

@@ -279,3 +279,40 @@ async def test_bad_requests_get_clear_answers_and_the_server_stays_up(client):
     # still alive and serving
     res = await complete(client, uri, types.Position(line=0, character=4))
     assert res is not None
+
+
+async def test_typing_along_a_suggestion_reuses_it(client):
+    text = "def f(a):\n    return (a +\n"
+    uri = open_doc(client, text)
+    at = types.Position(line=1, character=15)
+    first = await complete(client, uri, at)
+    assert first is not None and first.items
+    suggestion = str(first.items[0].insert_text)
+    if len(suggestion) < 2 or suggestion[0] in "\r\n":
+        pytest.skip(f"suggestion too short to type along: {suggestion!r}")
+    logged = len(client.log_messages)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(at, at), text=suggestion[0])]))
+    again = await complete(client, uri, types.Position(line=1, character=16))
+    assert again is not None and again.items
+    assert again.items[0].insert_text == suggestion[1:]
+    # served from the cache: the model did not run again
+    assert not any("inline completion:" in m.message for m in client.log_messages[logged:])
+
+
+async def test_a_missing_model_is_reported_and_the_server_stays_up(client, tiny_model_dir):
+    shown = len(client.messages)
+    configure(client, model="/nonexistent/model-folder")
+    for _ in range(200):
+        if len(client.messages) > shown:
+            break
+        await asyncio.sleep(0.05)
+    assert any("does not exist" in m.message for m in client.messages[shown:])
+    configure(client, model=str(tiny_model_dir))
+    uri = open_doc(client, "x = [1,\n")
+    res = await asyncio.wait_for(complete(client, uri, types.Position(line=0, character=7)),
+                                 timeout=60)
+    assert res is not None and res.items
+    assert parses(apply_item("x = [1,\n", res.items[0]))

@@ -99,8 +99,11 @@ def _from_hf_cache(repo_id: str) -> Path:
         from huggingface_hub import snapshot_download
     except ImportError as exc:  # transformers depends on it, so this is a broken install
         raise ModelError("huggingface_hub is not installed: pip install 'holefill[model]'") from exc
+    from holefill.models import hf_cache_dir
+
     try:
-        return Path(snapshot_download(repo_id, local_files_only=True))
+        return Path(snapshot_download(repo_id, local_files_only=True,
+                                      cache_dir=str(hf_cache_dir())))
     except Exception as exc:  # LocalEntryNotFoundError, or a malformed id
         raise ModelError(
             f"model {repo_id!r} is not a local folder and is not in the local Hugging Face cache; "
