@@ -1,4 +1,4 @@
-"""The language server driven by a real editor: headless Neovim (0.7 or later) runs a Lua
+"""The language server driven by a real editor: headless Neovim (Debian's 0.7.2) runs a Lua
 script that starts `holefill serve`, fills the hole markers of a file through the lazy
 "Fill holes" code action, and asks for an inline completion with a raw request.
 
@@ -58,7 +58,7 @@ COMPLETE_AFTER = "a +"
 INIT_LUA = r"""
 local cfg = vim.fn.json_decode(table.concat(vim.fn.readfile(vim.env.HOLEFILL_NVIM_CONFIG), "\n"))
 local messages = {}
-local client, exit_code
+local client, exit_code, rpc_error
 
 local function note(_, result)
   if result and result.message then table.insert(messages, result.message) end
@@ -71,8 +71,15 @@ local function open(path)
   return buf
 end
 
+-- client methods are plain functions up to 0.10 and methods (client:f()) from 0.11 on
+local NEW = vim.fn.has("nvim-0.11") == 1
+local function call(name, ...)
+  if NEW then return client[name](client, ...) end
+  return client[name](...)
+end
+
 local function request(method, params, buf, timeout_ms)
-  local res, err = client.request_sync(method, params, timeout_ms, buf)
+  local res, err = call("request_sync", method, params, timeout_ms, buf)
   if not res then error(method .. ": no answer (" .. tostring(err) .. ")") end
   if res.err then error(method .. ": " .. vim.inspect(res.err)) end
   return res.result
@@ -84,15 +91,19 @@ local function main()
     name = "holefill", cmd = cfg.cmd, root_dir = cfg.root, init_options = cfg.init_options,
     handlers = { ["window/showMessage"] = note, ["window/logMessage"] = note },
     on_exit = function(code) exit_code = code end,
+    -- an error answer to `initialize` surfaces here (not as an exit): stop waiting at once
+    on_error = function(code, err) rpc_error = tostring(code) .. ": " .. tostring(err) end,
   })
   if not id then error("vim.lsp.start_client failed") end
   vim.lsp.buf_attach_client(buf, id)  -- didOpen goes out once the client is initialized
   client = vim.lsp.get_client_by_id(id)
-  local up = vim.wait(cfg.timeout_ms, function()
-    return client.initialized or exit_code ~= nil
+  -- a server that fails inside `initialize` may never answer: a shorter limit for this step
+  local up = vim.wait(cfg.init_timeout_ms, function()
+    return client.initialized or exit_code ~= nil or rpc_error ~= nil
   end, 20)
   if not up or not client.initialized then
-    error("the server did not initialize (exit code " .. tostring(exit_code) .. ")")
+    error("the server did not initialize (exit code " .. tostring(exit_code) .. ", "
+          .. tostring(rpc_error) .. ")")
   end
   -- Neovim 0.7 offers no positionEncodings: the server must stay in UTF-16
   if client.offset_encoding ~= "utf-16" then
@@ -115,9 +126,9 @@ local function main()
   if not resolved.edit then error("resolved without an edit: " .. vim.inspect(resolved)) end
   -- apply_text_document_edit skips an edit for an older version with a mere print
   local version = resolved.edit.documentChanges[1].textDocument.version
-  if version ~= vim.lsp.util.buf_versions[buf] then
-    error("edit for version " .. tostring(version) .. ", buffer at "
-          .. tostring(vim.lsp.util.buf_versions[buf]))
+  local now = (vim.lsp.util.buf_versions or {})[buf] or vim.b[buf].changedtick
+  if version ~= now then
+    error("edit for version " .. tostring(version) .. ", buffer at " .. tostring(now))
   end
   vim.lsp.util.apply_workspace_edit(resolved.edit, "utf-16")
   vim.fn.writefile(vim.api.nvim_buf_get_lines(buf, 0, -1, false), cfg.filled_file)
@@ -138,11 +149,18 @@ if not ok then
   local out = vim.split(tostring(err), "\n")
   table.insert(out, "--- server messages:")
   vim.list_extend(out, messages)
+  -- the server's stderr (a traceback) is only in Neovim's LSP log
+  local log = vim.lsp.get_log_path()
+  if vim.fn.filereadable(log) == 1 then
+    table.insert(out, "--- " .. log .. " (end):")
+    local lines = vim.fn.readfile(log)
+    vim.list_extend(out, lines, math.max(1, #lines - 30))
+  end
   vim.fn.writefile(out, cfg.error_file)
 end
 if client then  -- shutdown + exit, so that no server process outlives the editor
-  client.stop()
-  vim.wait(5000, function() return client.is_stopped() end, 20)
+  call("stop")
+  vim.wait(5000, function() return call("is_stopped") end, 20)
 end
 vim.cmd("qa!")
 """
@@ -190,6 +208,7 @@ def run_neovim(tmp_path: Path, model: Path) -> dict[str, Any]:
         "filled_file": str(files["filled.py"]), "result_file": str(files["result.json"]),
         "error_file": str(files["error.txt"]),
         "position": utf16_position(COMPLETE_TEXT, cursor),
+        "init_timeout_ms": 30_000,  # no model is loaded before the answer to initialize
         "timeout_ms": 60_000,
     }
     (tmp_path / "config.json").write_text(json.dumps(config), encoding="utf-8")

@@ -152,6 +152,8 @@ class ModelBackend:
         self.banned_ids = sorted(self._special_ids() - self.stop_ids)
         self.vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
         self.context_length = self._context_length()
+        # prompts are cut to the context here; the tokenizer need not warn about long texts
+        self.tokenizer.model_max_length = 1 << 60
         report("ready", 1.0)
         log.info("loaded %s (%s) on %s/%s in %.1f s, template %s", self.name, self.source,
                  self.device, self.dtype, self.load_s, self.template.family)

@@ -571,7 +571,8 @@ class PythonLayoutLexer:
                     emit(src, [], tgt, (EPSILON, weight, e))
                 elif term == self.nl:
                     if lay.depth != 0:  # inside brackets a line break is only whitespace
-                        emit(src, [], hole(rt, lay) if to_hole else state(rt, lay),
+                        nxt = replace(lay, comment=False) if lay.comment else lay  # it ends one
+                        emit(src, [], hole(rt, nxt) if to_hole else state(rt, nxt),
                              (EPSILON, weight, e))
                         continue
                     if to_hole or b.chunk != a.chunk:

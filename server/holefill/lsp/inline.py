@@ -91,6 +91,9 @@ class SuggestionCache:
             if u != uri or a != after or not before.startswith(b):
                 continue
             typed = before[len(b):]
+            if not typed:  # the same place again (also an empty suggestion)
+                self._entries.move_to_end((u, n))
+                return sug
             if len(typed) < len(sug.text) and sug.text.startswith(typed):
                 self._entries.move_to_end((u, n))
                 return Suggestion(sug.text[len(typed):], sug.replaced)

@@ -10,6 +10,7 @@ and cancellation (latest request per document wins).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 import time
@@ -154,7 +155,8 @@ server = HolefillServer()
 @server.feature(types.INITIALIZE)
 def on_initialize(params: types.InitializeParams) -> None:
     encoding = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
-    server.store.encoding = str(encoding)
+    # an enum member (PositionEncodingKind.Utf16) when the client offered none: take its value
+    server.store.encoding = str(getattr(encoding, "value", encoding))
     server.settings, server._init_problems = updated(server.settings,
                                                      params.initialization_options)
 
@@ -193,8 +195,10 @@ async def on_configuration(params: types.DidChangeConfigurationParams) -> None:
     server.settings, problems = updated(old, params.settings)
     for problem in problems:
         server.tell(types.MessageType.Warning, problem)
+    if dataclasses.replace(server.settings, debounce_ms=0) != dataclasses.replace(
+            old, debounce_ms=0):
+        server.cache = SuggestionCache()  # suggestions made under other settings
     if server.settings.model_key() != old.model_key():
-        server.cache = SuggestionCache()
         _background(_preload())
 
 
@@ -279,6 +283,9 @@ async def _suggest(doc: Document, language: str, cursor: int,
     if cancel.is_set():
         return None
     _log_speed("inline completion", res.stats, time.perf_counter() - t0, len(hc.holes))
+    if not res.verified:
+        server.note("the suggestion is unverified: a check ran out of its work budget "
+                    "(raise holefill.maxCheckSteps)", types.MessageType.Warning)
     return Suggestion(res.fills[0], res.holes[0].replaced)
 
 
