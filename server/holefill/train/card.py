@@ -384,6 +384,9 @@ def write_card(work: Path, out: Path, n_eval: int = 60, n_show: int = 3) -> None
                 else "miss")
             w(f"- model, {fmt.upper()}: `{got!r}` ({ok})")
         w("")
+    kept = _evaluation_section(out / "MODEL_CARD.md")
+    if kept:  # written by benchmarks/eval_decode.py runs, not by training: keep it
+        w(kept)
     w("## Reproduce\n")
     w("From the repository root (the corpus depends on the Python version and on the installed"
       " packages; the fingerprints above tell whether you read the same files; bf16 CPU kernels"
@@ -427,3 +430,16 @@ def write_card(work: Path, out: Path, n_eval: int = 60, n_show: int = 3) -> None
       " cannot make the model's choices good.\n")
     (out / "MODEL_CARD.md").write_text("\n".join(lines))
     log(f"card written to {out} ({size / 1e6:.1f} MB total) in {time.time() - t0:.0f}s")
+
+
+def _evaluation_section(card: Path) -> str:
+    """The "## Evaluation" section of an existing card, or ""."""
+    try:
+        text = card.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    start = text.find("\n## Evaluation")
+    if start < 0:
+        return ""
+    end = text.find("\n## ", start + 1)
+    return text[start + 1: end if end >= 0 else len(text)].rstrip() + "\n"
