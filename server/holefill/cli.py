@@ -6,6 +6,7 @@
     holefill check FILE [--language L] [--hole-marker M] [--max-steps N] [--quiet]
     holefill grammar LANG
     holefill models
+    holefill bench [--quick] [--output DIR] [--model M] [--device D]
 
 Exit status of `check`: 0 completable, 1 not completable, 3 unknown (budget ran out),
 2 bad input (unknown language, unreadable file, malformed grammar).
@@ -212,6 +213,12 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from holefill.bench import main as bench_main
+
+    return bench_main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="holefill",
@@ -251,6 +258,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("models", help="list the bundled model and local models with FIM tokens")
     p.set_defaults(func=_cmd_models)
+
+    from holefill.bench import add_arguments as bench_arguments
+
+    p = sub.add_parser("bench", help="benchmark: constrained vs unconstrained, check-time "
+                       "scaling, baselines; writes a Markdown report and plots")
+    bench_arguments(p)
+    p.set_defaults(func=_cmd_bench)
     return parser
 
 

@@ -1,0 +1,127 @@
+"""The benchmark's samples: real code with holes, deterministic for a seed.
+
+- Python: the running interpreter's standard library in the quotient paper's shapes: random
+  spans (1-100 characters), boundary cuts (from inside a line to the end of a later line) and
+  whole-line removals, each with 1, 2 and 3 holes.
+- C++: HumanEval-X, `declaration + canonical_solution` with 1, 2, 3 random spans of 5-100
+  characters removed (the diffusion paper's MRI protocol); the task's `test` checks function.
+- JSON: generated documents with 1, 2, 3 random spans removed.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from holefill.datasets import (
+    Cut,
+    boundary_cut,
+    cut,
+    humaneval_cpp_programs,
+    humaneval_x,
+    json_documents,
+    line_cut,
+    python_cuts,
+    span_cuts,
+    stdlib_files,
+)
+
+from .config import BenchConfig
+
+HOLES = (1, 2, 3)
+PYTHON_SHAPES = ("span", "boundary", "line")
+# tree-sitter-cpp rejects these canonical solutions itself (tests/check/test_cpp_oracle.py), so
+# it cannot judge fillings of them; CPP/38 is excluded by holefill.datasets (not a program).
+TS_CANNOT_JUDGE = frozenset({"CPP/22", "CPP/137"})
+
+
+@dataclass(frozen=True)
+class Sample:
+    group: str  # "python span 2h", "cpp span 1h", ...
+    language: str
+    shape: str
+    holes: int
+    cut: Cut
+    test: str = field(default="", repr=False)  # C++: the HumanEval-X test program (main)
+
+    @property
+    def name(self) -> str:
+        return self.cut.name
+
+
+def build_samples(config: BenchConfig) -> list[Sample]:
+    """Every group of the decoding run, in a fixed order."""
+    with warnings.catch_warnings():  # listing the stdlib parses old code that only warns
+        warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+        stdlib_files(config.python_max_lines)
+    out: list[Sample] = []
+    for shape in PYTHON_SHAPES:
+        for k in HOLES:
+            cuts = python_shape_cuts(shape, k, config.python_per_group, config.seed,
+                                     config.python_max_lines)
+            out += [Sample(f"python {shape} {k}h", "python", shape, k, c) for c in cuts]
+    out += cpp_samples(config.cpp_per_group, config.seed)
+    out += json_samples(config.json_per_group, config.seed)
+    return out
+
+
+def python_shape_cuts(shape: str, holes: int, n: int, seed: int, max_lines: int) -> list[Cut]:
+    """n cuts of one shape with `holes` holes. holefill.datasets makes the one-hole shapes and
+    multi-hole spans; several boundary or line cuts of one file are combined here."""
+    if n <= 0:
+        return []
+    if holes == 1 or shape == "span":
+        return python_cuts(shape, n, seed=seed, holes=holes, max_lines=max_lines)
+    single = boundary_cut if shape == "boundary" else line_cut
+    files = stdlib_files(max_lines)
+    rng = random.Random(f"bench:{shape}:{seed}:{holes}")
+    out: list[Cut] = []
+    while len(out) < n:
+        path = rng.choice(files)
+        text = path.read_text(encoding="utf-8")
+        spans = _disjoint_spans(text, holes, rng, single)
+        if spans is not None:
+            out.append(cut(f"{path.name}#{shape}{holes}h{len(out)}", text, spans))
+    return out
+
+
+def _disjoint_spans(text: str, k: int, rng: random.Random,
+                    single: Callable[[str, str, random.Random], Cut | None],
+                    ) -> list[tuple[int, int]] | None:
+    """k non-touching spans, each one cut of the single-hole shape; None after a few tries."""
+    for _ in range(20):
+        spans: list[tuple[int, int]] = []
+        for _ in range(k):
+            c = single("", text, rng)
+            if c is None:
+                return None
+            a = len(c.chunks[0])
+            spans.append((a, a + len(c.middles[0])))
+        spans.sort()
+        if all(spans[i][1] < spans[i + 1][0] for i in range(k - 1)):
+            return spans
+    return None
+
+
+def cpp_samples(n: int, seed: int) -> list[Sample]:
+    """n HumanEval-X C++ tasks per hole count, in a seeded order, with their tests."""
+    tests = {t["task_id"]: t["test"] for t in humaneval_x("cpp")}
+    programs = [p for p in humaneval_cpp_programs() if p[0] not in TS_CANNOT_JUDGE]
+    random.Random(f"bench:cpp:{seed}").shuffle(programs)
+    out: list[Sample] = []
+    for k in HOLES:
+        cuts = list(span_cuts(programs[:n], k, 1, seed=seed))
+        out += [Sample(f"cpp span {k}h", "cpp", "span", k, c, tests[c.name.split("#")[0]])
+                for c in cuts]
+    return out
+
+
+def json_samples(n: int, seed: int) -> list[Sample]:
+    docs = json_documents(n, seed=seed)
+    out: list[Sample] = []
+    for k in HOLES:
+        out += [Sample(f"json span {k}h", "json", "span", k, c)
+                for c in span_cuts(docs, k, 1, seed=seed)]
+    return out

@@ -1,0 +1,187 @@
+"""Per-token check time against file size and number of holes: the curve our performance work
+is judged by.
+
+Files of 100 to 10,000 lines are standard-library modules concatenated in a seeded order (the
+last one cut after a top-level statement, so every file parses). In each, k random spans
+(5-100 characters) are removed, and generation of the first hole is replayed token by token
+(the removed text, split by the model's tokenizer): one check per token, as when the model's
+first candidate is accepted. Every such state is completable (the removed text completes it),
+so every answer should be "yes".
+
+Variants: `whole` checks the whole file; `window` checks only the window around the holes
+(holefill.check.window), computed once per request as the decoding loop does; `prefix` is
+left-to-right generation without a suffix (the file cut at the hole), windowed: the setting
+of the llguidance baseline.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from holefill.datasets import Cut, cut, random_spans, stdlib_files
+
+from .baselines import Guidance, mask_times, parse_times, timed_ms
+from .config import BenchConfig
+from .datasets import HOLES
+
+CHECK_VARIANTS = ("whole", "window", "prefix")
+Splitter = Callable[[str], list[int]]
+
+
+@dataclass
+class Cell:
+    variant: str  # whole, window, prefix, ast.parse, tree-sitter, llguidance
+    target: int  # the size asked for (lines)
+    lines: int  # the size built
+    holes: int  # 0: does not depend on holes
+    times_ms: list[float] = field(default_factory=list)
+    verdicts: dict[str, int] = field(default_factory=dict)
+    window_ms: list[float] = field(default_factory=list)  # find_window, once per request
+    checked_chars: list[int] = field(default_factory=list)  # what each check looked at
+    budget_hit: bool = False
+    note: str = ""
+
+
+def build_file(target_lines: int, seed: int, max_file_lines: int = 400) -> str:
+    """At most `target_lines` (and, given enough files, at least 90% of it) lines of
+    standard-library code that `ast.parse` accepts: whole files in a seeded order; a file
+    that does not fit is cut after a top-level statement, or skipped when too little of it
+    fits."""
+    files = list(stdlib_files(max_file_lines))
+    random.Random(f"scaling-files:{seed}").shuffle(files)
+    parts: list[str] = []
+    have = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        if not text.endswith("\n"):
+            text += "\n"
+        n = text.count("\n")
+        if have + n > target_lines:
+            head = _head_statements(text, target_lines - have)
+            if have + head.count("\n") >= 0.9 * target_lines:
+                parts.append(head)
+                break
+            continue
+        parts.append(text)
+        have += n
+    return "".join(parts)
+
+
+def _head_statements(text: str, max_lines: int) -> str:
+    """The longest run of whole top-level statements from the start within max_lines."""
+    with warnings.catch_warnings():  # old code's invalid escapes only warn
+        warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
+        ends = [s.end_lineno or 0 for s in ast.parse(text).body]
+    fit = max((e for e in ends if e <= max_lines), default=0)
+    return "".join(text.splitlines(keepends=True)[:fit])
+
+
+def token_splitter(tokenizer_json: Path | None) -> Splitter:
+    """Character offsets after each token of a text (the model's tokenizer; 4-character steps
+    when it cannot be loaded)."""
+    try:
+        from tokenizers import Tokenizer
+
+        tok: Any = Tokenizer.from_file(str(tokenizer_json)) if tokenizer_json else None
+    except Exception:  # no tokenizers package or an unreadable file: fall back, said in notes
+        tok = None
+    if tok is None:
+        return lambda text: list(range(4, len(text), 4)) + [len(text)]
+
+    def split(text: str) -> list[int]:
+        ends = {e for _, e in tok.encode(text, add_special_tokens=False).offsets}
+        return sorted(e for e in ends if 0 < e <= len(text)) or [len(text)]
+
+    return split
+
+
+def run_scaling(config: BenchConfig, splitter: Splitter, guidance: Guidance,
+                log: Callable[[str], None] | None = None) -> list[Cell]:
+    from holefill.check.checker import Checker
+
+    checker = Checker.for_language("python")
+    cells: list[Cell] = []
+    for target in config.sizes:
+        text = build_file(target, config.seed, config.python_max_lines)
+        lines = text.count("\n")
+        cells += _parse_cells(text, target, lines, config.steps_per_cut)
+        for k in HOLES:
+            cuts = _cuts(text, k, target, config)
+            variants = CHECK_VARIANTS if k == 1 else CHECK_VARIANTS[:2]
+            for variant in variants:
+                cell = Cell(variant, target, lines, k)
+                _measure(checker, cell, cuts, splitter, config)
+                cells.append(cell)
+                if log is not None:
+                    log(_line(cell))
+            if k == 1 and guidance.ok:
+                cells.append(_guidance_cell(guidance, cuts, target, lines, config))
+    return cells
+
+
+def _cuts(text: str, holes: int, target: int, config: BenchConfig) -> list[Cut]:
+    rng = random.Random(f"scaling:{config.seed}:{target}:{holes}")
+    out = []
+    for j in range(config.cuts_per_cell):
+        spans = random_spans(text, holes, rng, 5, 100)
+        if spans is not None:
+            out.append(cut(f"scaling{target}#{holes}h{j}", text, spans))
+    return out
+
+
+def _parse_cells(text: str, target: int, lines: int, repeat: int) -> list[Cell]:
+    return [Cell(name, target, lines, 0, times, checked_chars=[len(text)] * len(times))
+            for name, times in parse_times(text, repeat).items()]
+
+
+def _measure(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
+             config: BenchConfig) -> None:
+    """Check the states of the replayed generation until done or the cell's budget is spent."""
+    from holefill.check.window import Window, find_window
+
+    verdicts: Counter[str] = Counter()
+    start = time.perf_counter()
+    for c in cuts:
+        chunks = [c.chunks[0], ""] if cell.variant == "prefix" else list(c.chunks)
+        t0 = time.perf_counter()
+        window = Window() if cell.variant == "whole" else find_window("python", chunks)
+        cell.window_ms.append((time.perf_counter() - t0) * 1e3)
+        middle = c.middles[0]
+        for end in splitter(middle)[: config.steps_per_cut]:
+            state = window.apply([chunks[0] + middle[:end], *chunks[1:]])
+            res, ms = timed_ms(checker.check, state)
+            cell.times_ms.append(ms)
+            cell.checked_chars.append(sum(map(len, state)))
+            verdicts[res.verdict.value] += 1
+            if time.perf_counter() - start > config.cell_budget_s:
+                cell.budget_hit = True
+                cell.verdicts = dict(verdicts)
+                return
+    cell.verdicts = dict(verdicts)
+
+
+def _guidance_cell(g: Guidance, cuts: Sequence[Cut], target: int, lines: int,
+                   config: BenchConfig) -> Cell:
+    cell = Cell("llguidance", target, lines, 1)
+    for c in cuts:
+        run = mask_times(g, c.chunks[0], c.middles[0], config.steps_per_cut)
+        cell.times_ms += run.mask_ms
+        cell.window_ms.append(run.prefix_ms)  # here: consuming the prefix, once per request
+        if run.error:
+            cell.note = run.error
+    return cell
+
+
+def _line(cell: Cell) -> str:
+    from .metrics import median
+
+    return (f"scaling {cell.variant:<7} {cell.lines:>6} lines {cell.holes}h: "
+            f"{median(cell.times_ms):9.2f} ms/check over {len(cell.times_ms)} {cell.verdicts}")
