@@ -364,7 +364,7 @@ class PythonLayoutLexer:
         width = _nl_break_width(tail)
         for l0 in exits:
             if l0.depth != 0:  # inside brackets: only whitespace
-                emit(src, [], state(rt, l0), first)
+                emit(src, [], state(rt, l0), _guessing_brackets(first))
                 continue
             if not isinstance(tag, Layout):  # H-open: the hole ended its own line
                 pend = PENDING_FREE if width is None else width
@@ -528,6 +528,7 @@ class PythonLayoutLexer:
                         continue
                     clean = label == EPSILON and term != self.comment
                     for l0 in exits_text if clean else exits:
+                        cost = weight + (BRACKET_GUESS_WEIGHT if l0.depth < 0 else 0)
                         if label == EPSILON:
                             if (term == self.line_cont and not isinstance(lay, Layout)
                                     and cast(tuple, lay)[2]):
@@ -537,13 +538,13 @@ class PythonLayoutLexer:
                                 ws = len(tail) - len(tail.lstrip(" \t\f"))
                                 free = replace(l0, line=LINE_TOKENS_NONE, pending=PENDING_FREE,
                                                cont=True, least=1 if ws else 0)
-                                emit(src, [], state(rt, free), (label, weight, e))
+                                emit(src, [], state(rt, free), (label, cost, e))
                                 continue
                             emit(src, [], state(rt, replace(l0, cont=term == self.line_cont)),
-                                 (label, weight, e))
+                                 (label, cost, e))
                             continue
                         for toks, l2 in self._token(l0, term, unit):
-                            emit(src, toks[:-1], state(rt, l2), (label, weight, e))
+                            emit(src, toks[:-1], state(rt, l2), (label, cost, e))
                     continue
                 assert isinstance(lay, Layout)
                 ends_line = lay.depth == 0 and (
@@ -622,6 +623,19 @@ def _nl_break_width(tail: str) -> int | None:
     holds the break itself; None when the break lies in the hole (width unknown)."""
     cut = max(tail.rfind("\n"), tail.rfind("\r"))
     return None if cut < 0 else indent_width(tail[cut + 1:])
+
+
+# Leaving a hole inside brackets the hole opened costs this much more in the witness search.
+# The guess is checked by the grammar only through the brackets it matches, not through the
+# line breaks it silenced, so a cheap guess made witnesses whose hole opened no bracket at all
+# (`import a` + NEWLINE, then an indented `def` read as bracketed text); pricing it like a few
+# lexemes makes the lightest witness prefer the plain reading when one exists.
+BRACKET_GUESS_WEIGHT = 8
+
+
+def _guessing_brackets(edge: tuple) -> tuple:
+    label, weight, e = edge
+    return (label, weight + BRACKET_GUESS_WEIGHT, e)
 
 
 def _hole_of(raw: LexemeNFA, rs: int) -> int:
