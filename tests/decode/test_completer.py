@@ -95,6 +95,7 @@ def test_fill_reports_costs_and_never_emits_special_tokens(completer) -> None:
     for key in ("tokens", "rejected", "checks", "model_s", "check_ms_median", "total_s"):
         assert key in res.stats, key
     assert res.stats["checks"] >= 1
+    assert len(res.holes[0].check_ms) >= 1 and all(ms > 0 for ms in res.holes[0].check_ms)
     assert all("<fim_" not in f and "<|endoftext|>" not in f for f in res.fills)
     assert parses(res.text(chunks))
 

@@ -98,8 +98,10 @@ class Constraint:
 
     def witness(self, chunks: list[str], hole: int) -> str | None:
         """A verified shortest filling of hole number ``hole`` of ``chunks``, or None."""
+        t0 = time.perf_counter()
         res = self.checker.check(self.window.apply(chunks), want_witness=True,
                                  max_steps=self.max_steps, cancel=self.cancel)
+        self.times_ms.append((time.perf_counter() - t0) * 1e3)
         if res.fills is None or not res.stats.get("witness_verified"):
             return None
         return res.fills[hole]
@@ -165,6 +167,7 @@ class HoleDecoder:
         banned = self.session.backend.banned_ids
         res = self.result
         model_s0 = self.session.model_s
+        checks0 = len(self.constraint.times_ms) if self.constraint is not None else 0
         ended = "max-tokens" if self.settings.max_new_tokens > 0 else "empty-budget"
         for _ in range(self.settings.max_new_tokens):
             if self.cancel is not None and self.cancel():
@@ -190,6 +193,8 @@ class HoleDecoder:
             res.fill = self.text[len(self.heal):]
         else:
             res.fill = self._fallback()
+        if self.constraint is not None:  # every check of this hole, the fallback's included
+            res.check_ms = self.constraint.times_ms[checks0:]
         return res
 
     # --------------------------------------------------------------------------- one step
