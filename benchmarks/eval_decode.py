@@ -11,24 +11,18 @@ tokens per sample, rejections per sample, per-token check time (median / p90) an
 from __future__ import annotations
 
 import argparse
-import ast
 import statistics
 import sys
 import time
 from collections.abc import Callable
 
+from holefill.bench.oracles import python_valid
 from holefill.datasets import Cut, humaneval_cpp_programs, python_cuts, span_cuts
 
 # tree-sitter-cpp rejects these canonical solutions itself (tests/check/test_cpp_oracle.py)
 TS_CANNOT_JUDGE = {"CPP/22", "CPP/137"}
 
 
-def python_valid(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
 
 
 def cpp_judge() -> Callable[[str], bool]:

@@ -6,12 +6,12 @@ C++. Unconstrained fillings of the same cuts are measured beside the constrained
 
 from __future__ import annotations
 
-import ast
 import threading
 from pathlib import Path
 
 import pytest
 
+from holefill.bench.oracles import python_valid as parses
 from holefill.datasets import humaneval_cpp_programs, python_cuts, span_cuts
 from holefill.errors import LanguageError, ModelError
 
@@ -29,12 +29,6 @@ def completer(tiny_model_dir: Path) -> Completer:
     return Completer(model=tiny_model_dir, device="cpu", threads=1)
 
 
-def parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
 
 
 def _python_sample() -> list:

@@ -11,7 +11,6 @@ Neovim's own `apply_workspace_edit`. The test is skipped where `nvim` is not ins
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import shutil
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from holefill.bench.oracles import python_valid as parses
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -184,12 +185,6 @@ def utf16_offset(text: str, position: dict[str, int]) -> int:
     return start + len(line)
 
 
-def parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
 
 
 def run_neovim(tmp_path: Path, model: Path) -> dict[str, Any]:

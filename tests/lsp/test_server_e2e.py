@@ -14,6 +14,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from holefill.bench.oracles import python_valid as parses
+
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
@@ -34,12 +36,6 @@ async def client(lsp_client: LanguageClient, tiny_model_dir: Path):
     await lsp_client.shutdown_session()
 
 
-def parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
 
 
 _N = [0]
