@@ -312,3 +312,37 @@ async def test_a_missing_model_is_reported_and_the_server_stays_up(client, tiny_
                                  timeout=60)
     assert res is not None and res.items
     assert parses(apply_item("x = [1,\n", res.items[0]))
+
+
+async def test_a_storm_of_requests_ends_with_the_last_one_answered(client):
+    text = "def f(a):\n    return (a +\n"
+    uri = open_doc(client, text)
+    at = types.Position(line=1, character=15)
+    storm = [asyncio.ensure_future(complete(client, uri, at)) for _ in range(30)]
+    for i, fut in enumerate(storm[:-1]):
+        if i % 3 == 0:  # some cancelled by the client too
+            client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=i))
+    results = await asyncio.wait_for(asyncio.gather(*storm, return_exceptions=True), 120)
+    last = results[-1]
+    assert isinstance(last, types.InlineCompletionList) and last.items
+    assert parses(apply_item(text, last.items[0]))
+
+
+async def test_malformed_requests_get_errors_and_the_server_stays_up(client):
+    uri = open_doc(client, "x = [1,\n")
+    for body in (  # written to the server's stdin as they are: no client would send these
+        {"jsonrpc": "2.0", "id": "bad-1", "method": "textDocument/inlineCompletion",
+         "params": {"textDocument": {"uri": uri}}},  # no position
+        {"jsonrpc": "2.0", "id": "bad-2", "method": "textDocument/codeAction",
+         "params": {"textDocument": {"uri": uri}, "range": "everything"}},
+        {"jsonrpc": "2.0", "id": "bad-3", "method": "holefill/noSuchMethod", "params": {}},
+    ):
+        client.protocol._send_data(body)  # framed, not validated
+    await asyncio.sleep(0.5)
+    with pytest.raises(Exception, match="data"):  # an action that was not ours
+        await client.code_action_resolve_async(types.CodeAction(title="x", data=None))
+    with pytest.raises(Exception):
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command="holefill.fillHoles", arguments=[42]))
+    res = await complete(client, uri, types.Position(line=0, character=7))
+    assert res is not None and res.items
