@@ -11,7 +11,7 @@ import gzip
 import json
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,10 +208,11 @@ def line_cut(name: str, text: str, rng: random.Random) -> Cut | None:
 
 
 def python_cuts(kind: str, n: int, seed: int, holes: int = 1, max_lines: int = 400) -> list[Cut]:
-    """n deterministic cuts of standard-library files: kind is "span" (1-100 characters
-    anywhere, `holes` of them), "boundary" or "line"."""
+    """n deterministic cuts of standard-library files with `holes` holes each: kind is "span"
+    (1-100 characters anywhere), "boundary" or "line" (several of those in one file, apart)."""
     files = stdlib_files(max_lines)
     rng = random.Random(f"{kind}:{seed}:{holes}")
+    single = boundary_cut if kind == "boundary" else line_cut
     out: list[Cut] = []
     while len(out) < n:
         path = rng.choice(files)
@@ -221,10 +222,29 @@ def python_cuts(kind: str, n: int, seed: int, holes: int = 1, max_lines: int = 4
         if kind == "span":
             spans = random_spans(text, holes, rng, 1, 100)
             c = cut(name, text, spans) if spans else None
-        elif kind == "boundary":
-            c = boundary_cut(name, text, rng)
+        elif holes == 1:
+            c = single(name, text, rng)
         else:
-            c = line_cut(name, text, rng)
+            spans = _apart(text, holes, rng, single)
+            c = cut(name, text, spans) if spans else None
         if c is not None:
             out.append(c)
     return out
+
+
+def _apart(text: str, k: int, rng: random.Random,
+           single: Callable[[str, str, random.Random], Cut | None],
+           ) -> list[tuple[int, int]] | None:
+    """k non-touching spans, each one cut of a one-hole shape; None after a few tries."""
+    for _ in range(20):
+        spans: list[tuple[int, int]] = []
+        for _ in range(k):
+            c = single("", text, rng)
+            if c is None:
+                return None
+            a = len(c.chunks[0])
+            spans.append((a, a + len(c.middles[0])))
+        spans.sort()
+        if all(spans[i][1] < spans[i + 1][0] for i in range(k - 1)):
+            return spans
+    return None

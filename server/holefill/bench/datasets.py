@@ -12,17 +12,13 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from holefill.datasets import (
     Cut,
-    boundary_cut,
-    cut,
     humaneval_cpp_programs,
     humaneval_x,
     json_documents,
-    line_cut,
     python_cuts,
     span_cuts,
     stdlib_files,
@@ -59,50 +55,12 @@ def build_samples(config: BenchConfig) -> list[Sample]:
     out: list[Sample] = []
     for shape in PYTHON_SHAPES:
         for k in HOLES:
-            cuts = python_shape_cuts(shape, k, config.python_per_group, config.seed,
-                                     config.python_max_lines)
+            cuts = python_cuts(shape, config.python_per_group, seed=config.seed, holes=k,
+                               max_lines=config.python_max_lines)
             out += [Sample(f"python {shape} {k}h", "python", shape, k, c) for c in cuts]
     out += cpp_samples(config.cpp_per_group, config.seed)
     out += json_samples(config.json_per_group, config.seed)
     return out
-
-
-def python_shape_cuts(shape: str, holes: int, n: int, seed: int, max_lines: int) -> list[Cut]:
-    """n cuts of one shape with `holes` holes. holefill.datasets makes the one-hole shapes and
-    multi-hole spans; several boundary or line cuts of one file are combined here."""
-    if n <= 0:
-        return []
-    if holes == 1 or shape == "span":
-        return python_cuts(shape, n, seed=seed, holes=holes, max_lines=max_lines)
-    single = boundary_cut if shape == "boundary" else line_cut
-    files = stdlib_files(max_lines)
-    rng = random.Random(f"bench:{shape}:{seed}:{holes}")
-    out: list[Cut] = []
-    while len(out) < n:
-        path = rng.choice(files)
-        text = path.read_text(encoding="utf-8")
-        spans = _disjoint_spans(text, holes, rng, single)
-        if spans is not None:
-            out.append(cut(f"{path.name}#{shape}{holes}h{len(out)}", text, spans))
-    return out
-
-
-def _disjoint_spans(text: str, k: int, rng: random.Random,
-                    single: Callable[[str, str, random.Random], Cut | None],
-                    ) -> list[tuple[int, int]] | None:
-    """k non-touching spans, each one cut of the single-hole shape; None after a few tries."""
-    for _ in range(20):
-        spans: list[tuple[int, int]] = []
-        for _ in range(k):
-            c = single("", text, rng)
-            if c is None:
-                return None
-            a = len(c.chunks[0])
-            spans.append((a, a + len(c.middles[0])))
-        spans.sort()
-        if all(spans[i][1] < spans[i + 1][0] for i in range(k - 1)):
-            return spans
-    return None
 
 
 def cpp_samples(n: int, seed: int) -> list[Sample]:

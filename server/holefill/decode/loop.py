@@ -144,7 +144,8 @@ def candidate_order(logp: torch.Tensor, settings: DecodeSettings,
     uniform = torch.rand(nucleus.shape[0], generator=generator).clamp_(1e-12, 1.0)
     keys = scaled[nucleus] - torch.log(-torch.log(uniform))
     sampled = [int(nucleus[j]) for j in torch.argsort(keys, descending=True)]
-    return sampled + [i for i in order if i not in set(sampled)]
+    taken = set(sampled)
+    return sampled + [i for i in order if i not in taken]
 
 
 class HoleDecoder:
