@@ -14,23 +14,15 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Callable
 
-from holefill.bench.oracles import python_valid
-from holefill.datasets import Cut, humaneval_cpp_programs, python_cuts, span_cuts
-
-# tree-sitter-cpp rejects these canonical solutions itself (tests/check/test_cpp_oracle.py)
-TS_CANNOT_JUDGE = {"CPP/22", "CPP/137"}
-
-
-
-
-def cpp_judge() -> Callable[[str], bool]:
-    import tree_sitter
-    import tree_sitter_cpp
-
-    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
-    return lambda text: not parser.parse(text.encode()).root_node.has_error
+from holefill.bench.oracles import cpp_ts_valid, python_valid
+from holefill.datasets import (
+    TREE_SITTER_REJECTS_CPP,
+    Cut,
+    humaneval_cpp_programs,
+    python_cuts,
+    span_cuts,
+)
 
 
 def samples(n: int, seed: int) -> list[tuple[str, str, Cut]]:
@@ -41,7 +33,7 @@ def samples(n: int, seed: int) -> list[tuple[str, str, Cut]]:
     for name, kind, holes in groups:
         out += [(name, "python", c)
                 for c in python_cuts(kind, n, seed=seed, holes=holes, max_lines=300)]
-    programs = [p for p in humaneval_cpp_programs() if p[0] not in TS_CANNOT_JUDGE]
+    programs = [p for p in humaneval_cpp_programs() if p[0] not in TREE_SITTER_REJECTS_CPP]
     for holes in (1, 2, 3):
         cuts = list(span_cuts(programs, holes, 1, seed=seed))[:n]
         out += [(f"cpp span {holes}h", "cpp", c) for c in cuts]
@@ -59,7 +51,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"model {comp.name} on {comp.backend.device} ({comp.backend.dtype}), "
           f"template {comp.backend.template.family}, loaded in {time.perf_counter() - t0:.1f} s",
           file=sys.stderr)
-    judges = {"python": python_valid, "cpp": cpp_judge()}
+    judges = {"python": python_valid, "cpp": cpp_ts_valid}
     modes = [("Van.", dict(constrained=False)), ("Con.-", dict(on_stuck="stop")),
              ("Con.", dict(on_stuck="witness"))]
     rows: dict[tuple[str, str], list[dict]] = {}

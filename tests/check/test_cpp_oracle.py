@@ -12,15 +12,15 @@ from __future__ import annotations
 import pytest
 
 from holefill import Checker, Verdict
-from holefill.datasets import humaneval_cpp_programs, span_cuts
+from holefill.datasets import TREE_SITTER_REJECTS_CPP, humaneval_cpp_programs, span_cuts
 
 tree_sitter = pytest.importorskip("tree_sitter")
 tree_sitter_cpp = pytest.importorskip("tree_sitter_cpp")
 
 PROGRAMS = humaneval_cpp_programs()
-# tree-sitter-cpp rejects these originals already (boost::any template syntax), so it cannot
-# judge their witnesses; they stay in the completability checks.
-TS_REJECTS_ORIGINAL = {"CPP/22", "CPP/137"}
+# tree-sitter-cpp rejects these originals already, so it cannot judge their witnesses; they
+# stay in the completability checks.
+TS_REJECTS_ORIGINAL = TREE_SITTER_REJECTS_CPP
 
 
 @pytest.fixture(scope="module")

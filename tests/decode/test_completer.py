@@ -11,8 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from holefill.bench.oracles import cpp_ts_valid
 from holefill.bench.oracles import python_valid as parses
-from holefill.datasets import humaneval_cpp_programs, python_cuts, span_cuts
+from holefill.datasets import (
+    TREE_SITTER_REJECTS_CPP,
+    humaneval_cpp_programs,
+    python_cuts,
+    span_cuts,
+)
 from holefill.errors import LanguageError, ModelError
 
 torch = pytest.importorskip("torch")
@@ -52,32 +58,16 @@ def test_constrained_python_fills_parse_with_a_random_model(completer: Completer
           f"unconstrained {free_ok}/{len(cuts)}")
 
 
-@pytest.fixture(scope="module")
-def ts_cpp():
-    tree_sitter = pytest.importorskip("tree_sitter")
-    tree_sitter_cpp = pytest.importorskip("tree_sitter_cpp")
-    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
-
-    def accepts(text: str) -> bool:
-        return not parser.parse(text.encode()).root_node.has_error
-
-    return accepts
-
-
-# tree-sitter-cpp rejects these canonical solutions itself (see tests/check/test_cpp_oracle.py)
-TS_CANNOT_JUDGE = {"CPP/22", "CPP/137"}
-
-
 @pytest.mark.parametrize("holes", [1, 2, 3])
-def test_constrained_cpp_fills_parse_with_a_random_model(completer, ts_cpp, holes) -> None:
-    programs = [p for p in humaneval_cpp_programs() if p[0] not in TS_CANNOT_JUDGE]
+def test_constrained_cpp_fills_parse_with_a_random_model(completer, holes) -> None:
+    programs = [p for p in humaneval_cpp_programs() if p[0] not in TREE_SITTER_REJECTS_CPP]
     cuts = list(span_cuts(programs[::23], holes, 1, seed=5))
     free_ok = 0
     for c in cuts:
         res = completer.fill(c.chunks, "cpp", **FAST)
-        assert ts_cpp(c.filled(res.fills)), (c.name, res.fills)
+        assert cpp_ts_valid(c.filled(res.fills)), (c.name, res.fills)
         free = completer.fill(c.chunks, "cpp", constrained=False, **FAST)
-        free_ok += ts_cpp(c.filled(free.fills))
+        free_ok += cpp_ts_valid(c.filled(free.fills))
     print(f"\ncpp {holes} hole(s): constrained {len(cuts)}/{len(cuts)}, "
           f"unconstrained {free_ok}/{len(cuts)}")
 

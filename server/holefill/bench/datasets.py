@@ -15,6 +15,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from holefill.datasets import (
+    TREE_SITTER_REJECTS_CPP,
     Cut,
     humaneval_cpp_programs,
     humaneval_x,
@@ -28,9 +29,8 @@ from .config import BenchConfig
 
 HOLES = (1, 2, 3)
 PYTHON_SHAPES = ("span", "boundary", "line")
-# tree-sitter-cpp rejects these canonical solutions itself (tests/check/test_cpp_oracle.py), so
-# it cannot judge fillings of them; CPP/38 is excluded by holefill.datasets (not a program).
-TS_CANNOT_JUDGE = frozenset({"CPP/22", "CPP/137"})
+# CPP/38 is excluded by holefill.datasets (not a program).
+TS_CANNOT_JUDGE = TREE_SITTER_REJECTS_CPP
 
 
 @dataclass(frozen=True)
