@@ -149,7 +149,11 @@ class ModelBackend:
         report("device", 0.9)
         self.load_s = time.perf_counter() - t0
         self.stop_ids = frozenset(self._stop_ids())
-        self.banned_ids = sorted(self._special_ids() - self.stop_ids)
+        import torch
+
+        # an index tensor, built once: every step masks these logits
+        self.banned_ids = torch.tensor(sorted(self._special_ids() - self.stop_ids),
+                                       dtype=torch.long)
         self.vocab_size = int(self.model.get_output_embeddings().weight.shape[0])
         self.context_length = self._context_length()
         # prompts are cut to the context here; the tokenizer need not warn about long texts

@@ -173,7 +173,7 @@ class HoleDecoder:
         for _ in range(self.settings.max_new_tokens):
             if self.cancel is not None and self.cancel():
                 raise Cancelled("the fill was cancelled")
-            if banned:
+            if banned.numel():
                 logp[banned] = -math.inf
             self._note_stop(logp)
             outcome = self._choose(candidate_order(logp, self.settings, self.generator))
