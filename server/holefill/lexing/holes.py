@@ -26,6 +26,7 @@ set-valued until the set collapses, usually after a few characters.
 from __future__ import annotations
 
 import bisect
+import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -118,6 +119,23 @@ class _Builder:
         self.spans.append((a, b))
 
 
+# Hole runs kept per lexer, and the most text after a hole for which one is kept.
+HOLE_RUN_CACHE = 32
+HOLE_RUN_CACHE_CHARS = 100_000
+
+
+class _Recorder:
+    """Stands in for the builder during one run and remembers the edges it adds."""
+
+    def __init__(self, b: _Builder) -> None:
+        self.b = b
+        self.added: list[tuple] = []
+
+    def add(self, *args: object) -> None:
+        self.added.append(args)
+        self.b.add(*args)  # type: ignore[arg-type]
+
+
 class HoleLexer:
     """Builds the lexeme NFA of chunks-with-holes for one grammar's lexer DFA."""
 
@@ -134,6 +152,10 @@ class HoleLexer:
         self._compat_cache: dict[tuple[int, int], frozenset[int]] = {}
         self._pair_cache: dict[tuple[int, int], frozenset[tuple[int, int]]] = {}
         self._reach: list[frozenset[int] | None] = [None] * dfa.n_states
+        # Runs from a hole through the text after it, by that text: decoding checks the same
+        # right context at every token (see HOLE_RUN_CACHE).
+        self._hole_runs: dict[tuple, tuple[list[tuple], list[Place]]] = {}
+        self._hole_runs_lock = threading.Lock()
         self.anywhere = frozenset({dfa.start, *dfa.reachable})
 
     # -- character classes ------------------------------------------------------------
@@ -195,7 +217,7 @@ class HoleLexer:
             b.add(hp, EPSILON, Place(h + 1, 0), 0, KIND_EPS_LINK, EPSILON)
             for t in self.hole_terminals:
                 b.add(hp, t, hp, 1, KIND_HOLE, t)
-            todo += self._run(b, cls, chunks, hp, h + 1, 0, self.anywhere)
+            todo += self._hole_run(b, cls, chunks, h)
         done: set[Place] = set()
         while todo:
             p = todo.pop()
@@ -217,6 +239,27 @@ class HoleLexer:
             spans=b.spans,
             hole_states=hole_states,
         )
+
+    def _hole_run(self, b: _Builder, cls: list[list[int]], chunks: Sequence[str],
+                  h: int) -> list[Place]:
+        """The lexemes that begin in hole h and end in the text after it (in any state the
+        hole may leave the DFA in, so they run far: a third of a check's lexing). They
+        depend only on the chunks after the hole, so they are replayed from a cache."""
+        key = (len(chunks), h, *chunks[h + 1:])
+        got = self._hole_runs.get(key)
+        if got is None:
+            rec = _Recorder(b)
+            ends = self._run(rec, cls, chunks, Place(hole=h), h + 1, 0, self.anywhere)
+            got = (rec.added, ends)
+            if sum(map(len, chunks[h + 1:])) <= HOLE_RUN_CACHE_CHARS:
+                with self._hole_runs_lock:  # lexers are shared between threads
+                    if len(self._hole_runs) >= HOLE_RUN_CACHE:
+                        del self._hole_runs[next(iter(self._hole_runs))]  # the oldest
+                    self._hole_runs[key] = got
+            return ends
+        for args in got[0]:
+            b.add(*args)
+        return list(got[1])
 
     def _compatible(self, kill: int, s: int) -> frozenset[int]:
         """Terminals t such that some string v takes `s` to an accept labelled t while the
@@ -257,7 +300,7 @@ class HoleLexer:
 
     def _run(
         self,
-        b: _Builder,
+        b: _Builder | _Recorder,
         cls: list[list[int]],
         chunks: Sequence[str],
         origin: Place,
@@ -308,6 +351,26 @@ class HoleLexer:
                 kill = ks if ks >= 0 else kill
             for lab, ci, cp in pend:
                 emit(lab, Place(ci, cp, kill=kill))
+
+        if states is None:
+            # From a boundary the run is one DFA state until it dies or meets the chunk's end;
+            # most lexemes of fixed text end before that (a plain loop, no state sets).
+            row = cls[i]
+            s, pos, n = dfa.start, k, len(row)
+            lab, end = -1, -1
+            while pos < n:
+                s = trans[s][row[pos]]
+                if s < 0 or not alive[s]:
+                    break
+                pos += 1
+                if accept[s] >= 0:
+                    lab, end = accept[s], pos
+            else:
+                s = -2  # alive at the chunk's end: the general run below decides
+            if s != -2:
+                if lab >= 0:
+                    emit(lab, Place(i, end, kill=parked))
+                return ends
 
         # cur: (state, obliged run's state or -1) -> accepts seen earlier whose munch is
         # still undecided, as (label, chunk, pos). A pending accept dies when its state

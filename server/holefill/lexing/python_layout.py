@@ -53,14 +53,43 @@ PENDING_FREE = -3  # at a line start whose width a hole chose (the hole lies in 
 # FREE0 / FREE1 stand for zero-or-more / one-or-more levels whose widths lie strictly between
 # the known widths around them (or above the last one). A hole creates them: the levels the
 # hole's text opens have widths we may still choose. The bottom is always the known level 0.
+# A one-or-more zone may carry a least width for its top level (`zone(True, least)`): a hole
+# that ends at a line start before a token `least` columns in leaves its last level there.
 FREE0, FREE1 = -1, -2
 Stack = tuple[int, ...]
 # Layout moves: "I" INDENT, "D" DEDENT, "D*" any number of DEDENTs, "D+" at least one.
 Moves = tuple[str, ...]
 
 
+def zone(at_least_one: bool, least: int = 0) -> int:
+    """The stack entry of a free zone (FREE0 = zone(False), FREE1 = zone(True))."""
+    return -(1 + int(at_least_one) + 2 * least)
+
+
+def zone_min(z: int) -> int:
+    """How many levels the zone holds at least (0 or 1)."""
+    return (-z - 1) % 2
+
+
+def zone_least(z: int) -> int:
+    """The least width of the zone's top level (0: no bound beyond the level below)."""
+    return (-z - 1) // 2
+
+
 def _free_all(m: int) -> str:
-    return "D*" if m == FREE0 else "D+"
+    return "D+" if zone_min(m) else "D*"
+
+
+def top_at_least(st: Stack, w: int) -> Stack:
+    """The stack after a hole whose last line, at least `w` columns deep, is the top level:
+    a top zone learns the bound."""
+    top = st[-1]
+    if top >= 0 or len(st) < 2:
+        return st
+    below = st[-2]
+    if zone_min(top) == 0 and below >= w:
+        return st  # the line may lie at the known level below
+    return st[:-1] + (zone(True, max(w, zone_least(top))),)
 
 
 def line_at(st: Stack, w: int, unit: int | None) -> list[tuple[Moves, Stack]]:
@@ -79,19 +108,24 @@ def line_at(st: Stack, w: int, unit: int | None) -> list[tuple[Moves, Stack]]:
         return [((_free_all(m),), st[:-1])]
     if w < a:
         return _pop(st[:-2], w, (_free_all(m), "D"), unit)
+    least = zone_least(m)  # the zone's top level is at least this deep
+    alts: list[tuple[Moves, Stack]] = []
     if unit is not None:
         if (w - a) % unit:
             return []
         levels = tuple(range(a + unit, w + 1, unit))
-        alts: list[tuple[Moves, Stack]] = [((), st[:-1] + levels), (("D+",), st[:-1] + levels)]
-        if w - unit > a or m == FREE0:
+        if w >= least:
+            alts.append(((), st[:-1] + levels))
+        alts.append((("D+",), st[:-1] + levels))
+        if (w - unit > a or not zone_min(m)) and w - unit >= least:
             alts.append((("I",), st[:-1] + levels))
         return alts
-    return [
-        ((), st[:-1] + (FREE0, w)),  # the hole's last line was at width w
-        (("I",), st[:-1] + (m, w)),  # ... below w
-        (("D+",), st[:-1] + (FREE0, w)),  # ... above w, and a level at w was open
-    ]
+    if w >= least:
+        alts.append(((), st[:-1] + (FREE0, w)))  # the hole's last line was at width w
+    if w > least:
+        alts.append((("I",), st[:-1] + (m, w)))  # ... below w
+    alts.append((("D+",), st[:-1] + (FREE0, w)))  # ... above w, and a level at w was open
+    return alts
 
 
 def _pop(st: Stack, w: int, moves: Moves, unit: int | None) -> list[tuple[Moves, Stack]]:
@@ -141,7 +175,8 @@ def free_width_moves(st: Stack, least: int = 0) -> list[tuple[Moves, Stack]]:
     top = st[-1]
     if top < 0 or top >= least:
         out.append(((), st))
-    out.append((("I",), (st[:-1] + (FREE1,)) if top < 0 else st + (FREE1,)))
+    deeper = zone(True, least)
+    out.append((("I",), (st[:-1] + (deeper,)) if top < 0 else st + (deeper,)))
     moves: Moves = ()
     while len(st) > 1:
         x = st[-1]
@@ -197,6 +232,7 @@ class Layout(NamedTuple):
     comment: bool = False  # the last lexeme was a comment: only a line break may follow
     fixed: bool = False  # a backslash at a line start fixed the pending width
     least: int = 0  # with PENDING_FREE: the least width the line can have
+    text_top: bool = False  # the stack's top is the width of a line of fixed text
 
 
 replace = Layout._replace  # layouts are immutable; this makes a changed copy
@@ -216,6 +252,7 @@ def indent_width(ws: str) -> int:
 
 
 _LEAD = re.compile(r"([ \t\f]*)[^ \t\f\r\n#\\]")
+_BLANK_FIRST = re.compile(r"[ \t\f]*(?:[\r\n#]|$)")  # a first line without tokens
 _LINE_START = re.compile(r"(?:^|\n)([ \t\f]*)(?=[^ \t\f\r\n#\\])")
 
 
@@ -255,8 +292,26 @@ class _Product:
         self.n_states += 1
         return self.n_states - 1
 
+    def add_tokens(self, a: int, b: int, loops: _TokenLoops, place: tuple[Place, Place]) -> None:
+        """Edges a -> b for every token of `loops`, as KIND_HOLE edges of the hole `place`."""
+        key = (a, -2, b, id(loops))
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        n = loops.n
+        block = array("i", loops.edges)
+        block[0::4] = array("i", [a]) * n
+        block[2::4] = array("i", [b]) * n
+        self.edges.extend(block)
+        self.kinds.extend([KIND_HOLE] * n)
+        self.terms.extend(loops.terms)
+        self.spans.extend([place] * n)
+        self.raw_edge.extend([-1] * n)
+
     def add(self, a: int, label: int, b: int, weight: int, kind: int, term: int,
             span: tuple[Place, Place], raw: int) -> None:
+        if b == DEAD:
+            return
         key = (a, label, b, raw)
         if key in self.seen:
             return
@@ -269,6 +324,17 @@ class _Product:
 
 
 _NO_SPAN = (Place(), Place())
+DEAD = -1  # a product state that cannot reach the end (no edge is added towards it)
+
+
+class _TokenLoops:
+    """One edge per token a hole may hold, laid out once so that a hole state gets all of
+    them in a few array operations (two thirds of a Python NFA's edges are these)."""
+
+    def __init__(self, terms_weights: list[tuple[int, int]]) -> None:
+        self.terms = [t for t, _ in terms_weights]
+        self.edges = array("i", [x for t, w in terms_weights for x in (0, t, 0, w)])
+        self.n = len(terms_weights)
 
 
 class PythonLayoutLexer:
@@ -288,6 +354,12 @@ class PythonLayoutLexer:
         self.openers = {g.terminal_id(f'"{c}"') for c in "([{"}
         self.closers = {g.terminal_id(f'"{c}"') for c in ")]}"}
         self.hole_terminals = [*self.raw.hole_terminals, self.newline, self.indent, self.dedent]
+        self.fstring = g.terminal_id("FSTRING")
+        layout_terms = {self.newline, self.indent, self.dedent}
+        # The tokens a hole may hold on one line, each weighing 1 (see FSTRING_WEIGHT).
+        self._same_line = _TokenLoops([
+            (t, 1 + (FSTRING_WEIGHT if t == self.fstring else 0))
+            for t in self.hole_terminals if t not in layout_terms])
 
     # -- layout steps, each returning (emitted tokens, new layout) alternatives ------------
     # An emitted item is a terminal id, or (DEDENT, "*") / (DEDENT, "+") for a loop.
@@ -303,9 +375,11 @@ class PythonLayoutLexer:
     def _at_width(self, lay: Layout, w: int, unit: int | None) -> list[tuple[list, Layout]]:
         """The first token of a line of width w: INDENT / DEDENTs against the stack."""
         st = lay.stack
-        if st[-1] >= 0 and w > st[-1]:
+        if lay.text_top and w > st[-1]:
+            # An indentation step between two lines of fixed text: strict mode's evidence
+            # (steps against stacks that a hole guessed say nothing about the file).
             self._steps.add(w - st[-1])
-        return [(self._moves(moves), replace(lay, stack=new)) for moves, new in
+        return [(self._moves(moves), replace(lay, stack=new, text_top=True)) for moves, new in
                 line_at(st, w, unit)]
 
     def _moves(self, moves: Moves) -> list:
@@ -321,9 +395,16 @@ class PythonLayoutLexer:
 
     def _token(self, lay: Layout, term: int, unit: int | None) -> list[tuple[list, Layout]]:
         """A real token: indentation first if it starts a line, then brackets."""
+        key = (lay, term)
+        got = self._token_memo.get(key)
+        if got is None:
+            got = self._token_memo[key] = self._token_alts(lay, term, unit)
+        return got
+
+    def _token_alts(self, lay: Layout, term: int, unit: int | None) -> list[tuple[list, Layout]]:
         alts: list[tuple[list, Layout]] = [([], lay)]
         if lay.pending == PENDING_FREE and lay.depth == 0:
-            alts = [(self._moves(mv), replace(lay, stack=st, least=0))
+            alts = [(self._moves(mv), replace(lay, stack=st, least=0, text_top=False))
                     for mv, st in free_width_moves(lay.stack, lay.least)]
         elif lay.pending != PENDING_NONE and lay.depth == 0:
             alts = self._at_width(lay, lay.pending, unit)
@@ -380,6 +461,9 @@ class PythonLayoutLexer:
 
     def build(self, chunks: Sequence[str]) -> LexemeNFA:
         raw = self.raw.build(chunks)
+        for e in range(raw.n_edges):
+            if raw.terms[e] == self.fstring and raw.edges[4 * e + 3] > 0:
+                raw.edges[4 * e + 3] += FSTRING_WEIGHT
         unit = indent_unit(chunks)
         nfa = self._product(chunks, raw, unit)
         if unit is not None and any(step != unit for step in self._steps):
@@ -388,16 +472,43 @@ class PythonLayoutLexer:
             nfa = self._product(chunks, raw, None)
         return nfa
 
+    def _closers_ahead(self, raw: LexemeNFA, last: int) -> dict[int, int]:
+        """Per raw state in the text after the last hole: the most brackets any lexing of the
+        rest of the file can close that it did not open itself (its largest excess of closers
+        over openers on a prefix). A state holding more open than that cannot reach the end."""
+        edges = [e for e in range(raw.n_edges)
+                 if raw.spans[e][0].chunk == last and raw.spans[e][1].chunk == last]
+        edges.sort(key=lambda e: -raw.spans[e][0].pos)  # lexemes end after they begin
+        ahead: dict[int, int] = {}
+        for e in edges:
+            src, _, dst, _ = raw.edge(e)
+            t = raw.terms[e]
+            step = 1 if t in self.closers else -1 if t in self.openers else 0
+            ahead[src] = max(ahead.get(src, 0), step + ahead.get(dst, 0))
+        for f in raw.finals:
+            ahead.setdefault(f, 0)
+        return ahead
+
     def _product(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None) -> LexemeNFA:
         self._steps: set[int] = set()
+        # One product's answers of `_token` (layouts repeat along fixed text; unit is fixed).
+        self._token_memo: dict[tuple[Layout, int], list[tuple[list, Layout]]] = {}
         prod = _Product()
         ids: dict[tuple[int, object], int] = {}
         todo: list[tuple[int, object]] = []
 
+        closers_ahead = self._closers_ahead(raw, len(chunks) - 1)
+
         def state(rs: int, lay: object) -> int:
+            """The product state (rs, lay); DEAD when the text after the last hole cannot
+            close the brackets `lay` holds open (a wrong bracket guess would otherwise run
+            on to the end of the file: most states of a check were such)."""
             key = (rs, lay)
             s = ids.get(key)
             if s is None:
+                if (isinstance(lay, Layout) and lay.depth
+                        and closers_ahead.get(rs, abs(lay.depth)) < abs(lay.depth)):
+                    return DEAD
                 s = ids[key] = prod.new_state()
                 todo.append(key)
             return s
@@ -412,6 +523,12 @@ class PythonLayoutLexer:
         def emit(src: int, toks: list, dst: int, first: tuple[int, int, int] | None) -> None:
             """Edges src -> ... -> dst labelled `toks`; `first` = (term, weight, raw edge) of
             the lexeme the layout tokens were emitted for, placed last."""
+            if dst == DEAD:
+                return
+            if not toks and first is not None:  # most edges: one lexeme, no layout tokens
+                term, weight, e = first
+                prod.add(src, term, dst, weight, raw.kinds[e], raw.terms[e], raw.spans[e], e)
+                return
             seq = list(toks)
             cur = src
             for j, t in enumerate(seq):
@@ -430,18 +547,15 @@ class PythonLayoutLexer:
                 cur = nxt
             if first is not None:
                 term, weight, e = first
-                label = EPSILON if term == EPSILON else term
-                prod.add(cur, label, dst, weight, raw.kinds[e], raw.terms[e], raw.spans[e], e)
+                prod.add(cur, term, dst, weight, raw.kinds[e], raw.terms[e], raw.spans[e], e)
             elif not seq:
                 prod.add(src, EPSILON, dst, 0, KIND_EPS_LINK, EPSILON, _NO_SPAN, -1)
 
         start_text = chunks[0]
         first_ws = re.match(r"[ \t\f]*", start_text)
         file_start = Layout(0, (0,), LINE_TOKENS_NONE,
-                            indent_width(first_ws.group(0)) if first_ws else 0)
+                            indent_width(first_ws.group(0)) if first_ws else 0, text_top=True)
         starts = [state(raw.starts[0], file_start)]
-        no_layout = {self.newline, self.indent, self.dedent}
-        same_line_terminals = [t for t in self.hole_terminals if t not in no_layout]
 
         def hole(rt: int, entry: Layout) -> int:
             """A hole entered with layout `entry`. Until the hole emits a NEWLINE the
@@ -462,6 +576,7 @@ class PythonLayoutLexer:
         # token (a line the hole may have begun): a hole that ends at a line start must reach
         # at least that width with its own indentation.
         lead = [indent_width(m.group(1)) if (m := _LEAD.match(c)) else 0 for c in chunks]
+        blank_first = [_BLANK_FIRST.match(c) is not None for c in chunks]
 
         while todo:
             rs, lay = todo.pop()
@@ -480,33 +595,42 @@ class PythonLayoutLexer:
                     if bol:
                         if deep_enough:
                             mid = state(rs, ("open", oh, False, 0))
-                            for t in same_line_terminals:
-                                prod.add(src, t, mid, 1, KIND_HOLE, t, place, -1)
+                            prod.add_tokens(src, mid, self._same_line, place)
                         for mv, nxt_oh in open_hole_moves(oh):
                             t = self.indent if mv == "I" else self.dedent
                             prod.add(src, t, state(rs, ("open", nxt_oh, True, carried)), 1,
                                      KIND_HOLE, t, place, -1)
                     else:
-                        for t in same_line_terminals:
-                            prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
+                        prod.add_tokens(src, src, self._same_line, place)
                         prod.add(src, self.newline, state(rs, ("open", oh, True, 0)), 1,
                                  KIND_HOLE, self.newline, place, -1)
-                    line = LINE_TOKENS_NONE if bol else LINE_TOKENS_SOME
-                    exits = [Layout(d, after, line, PENDING_NONE) for d in (0, -1)]
-                    exits_text = exits
-                    need = carried + lead[_hole_of(raw, rs) + 1]
-                    if bol and after[-1] >= 0 and after[-1] < need:
-                        # The text's first token starts the hole's last line, deeper than
-                        # the level the hole left it at.
-                        exits_text = [x for x in exits if x.depth != 0]
+                    if bol:
+                        # No bracket is open at a line start, and a token the text begins on
+                        # this line must sit at the level the hole left: at least `carried`
+                        # deep (a lexeme begun in the hole), or `need` (text after blanks).
+                        # Comments and blank lines are no tokens.
+                        exits_blank = [Layout(0, after, LINE_TOKENS_NONE, PENDING_NONE)]
+                        text_after = _hole_of(raw, rs) + 1
+                        need = carried + lead[text_after]
+                        exits = [Layout(0, top_at_least(after, carried), LINE_TOKENS_NONE,
+                                        PENDING_NONE)] if deep_enough else []
+                        if blank_first[text_after]:
+                            exits_text = exits_blank
+                        elif after[-1] < 0 or after[-1] >= need:
+                            exits_text = [Layout(0, top_at_least(after, need),
+                                                 LINE_TOKENS_NONE, PENDING_NONE)]
+                        else:
+                            exits_text = []
+                    else:
+                        exits = exits_text = exits_blank = [
+                            Layout(d, after, LINE_TOKENS_SOME, PENDING_NONE) for d in (0, -1)]
                     entry_stack = after
                 else:
                     assert isinstance(lay, Layout)
-                    for t in same_line_terminals:
-                        prod.add(src, t, src, 1, KIND_HOLE, t, place, -1)
+                    prod.add_tokens(src, src, self._same_line, place)
                     prod.add(src, self.newline, open_hole(rs, lay.stack), 1, KIND_HOLE,
                              self.newline, place, -1)
-                    exits = exits_text = [lay, replace(lay, depth=-1)]
+                    exits = exits_text = exits_blank = [lay, replace(lay, depth=-1)]
                     entry_stack = lay.stack
             elif rs in final_raw:
                 assert isinstance(lay, Layout)
@@ -518,16 +642,37 @@ class PythonLayoutLexer:
                 term = raw.terms[e]
                 to_hole = rt in hole_raw
                 if in_hole:  # leaving a hole (or a lexeme spanning a whole chunk)
-                    if to_hole:
-                        tgt = open_hole(rt, entry_stack) if term == self.nl else state(rt, lay)
-                        emit(src, [], tgt, (label, weight, e))
+                    if to_hole:  # a lexeme that runs on into a later hole
+                        edge = (label, weight, e)
+                        bol_here = not isinstance(lay, Layout) and cast(tuple, lay)[2]
+                        if term == self.nl:
+                            if not bol_here:  # a line break ends the hole's line ...
+                                line_ends = (self._line_end(lay) if isinstance(lay, Layout)
+                                             else [([self.newline], None)])
+                                for toks, _ in line_ends:
+                                    emit(src, toks, open_hole(rt, entry_stack), edge)
+                                emit(src, [], state(rt, lay), edge)  # ... or its brackets' run
+                            else:
+                                emit(src, [], open_hole(rt, entry_stack), edge)
+                        elif bol_here and term != self.comment:
+                            # A token at the start of the hole's line: the same rule as for
+                            # the hole's own tokens there.
+                            if deep_enough:
+                                emit(src, [], state(rt, ("open", oh, False, 0)), edge)
+                        else:
+                            emit(src, [], state(rt, lay), edge)
                         continue
                     if term == self.nl:
-                        self._nl_from_hole(emit, state, src, rt, lay, exits, chunks, b,
+                        self._nl_from_hole(emit, state, src, rt, lay, exits_blank, chunks, b,
                                            (EPSILON, weight, e))
                         continue
-                    clean = label == EPSILON and term != self.comment
-                    for l0 in exits_text if clean else exits:
+                    if term == self.comment:
+                        leaving = exits_blank
+                    elif label == EPSILON and term != self.line_cont:
+                        leaving = exits_text
+                    else:
+                        leaving = exits
+                    for l0 in leaving:
                         cost = weight + (BRACKET_GUESS_WEIGHT if l0.depth < 0 else 0)
                         if label == EPSILON:
                             if (term == self.line_cont and not isinstance(lay, Layout)
@@ -633,6 +778,13 @@ def _nl_break_width(tail: str) -> int | None:
 BRACKET_GUESS_WEIGHT = 8
 
 
+# An f-string with characters in a hole weighs this much more: the grammar reads replacement
+# fields as opaque text (the 3.11 approximation), so a witness that makes the text after a
+# hole part of an f-string field (`F"{` + `lt-in method builtins.max}"`) passes our re-check
+# and fails CPython's. With the surcharge a plain string wins wherever one does.
+FSTRING_WEIGHT = 2
+
+
 def _guessing_brackets(edge: tuple) -> tuple:
     label, weight, e = edge
     return (label, weight + BRACKET_GUESS_WEIGHT, e)
@@ -640,6 +792,29 @@ def _guessing_brackets(edge: tuple) -> tuple:
 
 def _hole_of(raw: LexemeNFA, rs: int) -> int:
     return raw.hole_states.index(rs)
+
+
+class ZoneFate(NamedTuple):
+    """What later text says of the levels a hole left open (see `_zone_fates`)."""
+
+    kind: str  # "top" | "below" | "at" | "" (nothing pins them)
+    width: int
+    least: int
+
+
+def _after_layout_token(lay: Layout, label: int, lx: PythonLayoutLexer) -> Layout:
+    """The layout after an INDENT / DEDENT that the text's next token emitted (the states
+    between such tokens carry no layout of their own)."""
+    if label == lx.indent:
+        return replace(lay, stack=lay.stack + (lay.pending if lay.pending >= 0 else FREE1,))
+    if label == lx.dedent and len(lay.stack) > 1:
+        return replace(lay, stack=lay.stack[:-1])
+    return lay
+
+
+def _spread(base: int, top: int, n: int) -> list[int]:
+    """n increasing widths above base, the last one at top (top - base >= n)."""
+    return [base + (i + 1) * (top - base) // n for i in range(n)]
 
 
 class PythonLexer:
@@ -685,19 +860,28 @@ class _PythonRender:
         # per hole: ("text", s, left, right) | ("tok", term); and the layout before the hole
         pieces: list[list[tuple]] = [[] for _ in range(n_holes)]
         before: list[Layout | None] = [None] * n_holes
+        # A hole entered by a lexeme begun in an earlier hole goes on from where that one
+        # stopped: same indentation levels, mid-line.
+        goes_on_from: list[int | None] = [None] * n_holes
         raw = self.nfa.raw
         assert raw is not None
         after = self._line_widths_after_holes(n_holes)
+        known: Layout | None = None  # the layout at the latest state of the path that has one
         for e in self.path:
             kind = self.nfa.kinds[e]
             a, b = self.nfa.spans[e]
             if kind == KIND_HOLE:
                 pieces[a.hole].append(("tok", self.nfa.terms[e]))
                 continue
-            src = self.nfa.edges[4 * e]
-            info = self.nfa.state_info.get(src)
-            if b.in_hole and isinstance(info, Layout):
-                before[b.hole] = info
+            info = self.nfa.state_info.get(self.nfa.edges[4 * e])
+            if isinstance(info, Layout):
+                known = info
+            if known is not None and self.nfa.raw_edge[e] < 0:
+                known = _after_layout_token(known, self.nfa.edges[4 * e + 1], lay)
+            if b.in_hole and not (a.in_hole and a.hole == b.hole):
+                before[b.hole] = known
+                if a.in_hole:
+                    goes_on_from[b.hole] = a.hole
             r = self.nfa.raw_edge[e]
             if r < 0 or kind != KIND_LEXEME:
                 continue
@@ -719,7 +903,21 @@ class _PythonRender:
                 kind_of = ("nl" if term == lay.nl else "comment" if term == lay.comment
                            else "cont" if term == lay.line_cont else "")
                 pieces[int(h)].append(("text", text, left, right, kind_of))  # type: ignore[call-overload]
-        return [self._hole(h, pieces[h], before[h], after[h]) for h in range(n_holes)]
+        fates = self._zone_fates(n_holes)
+        for h in reversed(range(n_holes)):  # a hole run on into leaves its levels to the next
+            g = goes_on_from[h]
+            if g is not None and fates[g] is None and not any(
+                    p[0] == "tok" and p[1] in (lay.indent, lay.dedent) for p in pieces[h]):
+                fates[g] = fates[h]
+        fills: list[str] = []
+        levels_after: list[list[int]] = []
+        for h in range(n_holes):
+            src = goes_on_from[h]
+            text, levels = self._hole(h, pieces[h], before[h], after[h],
+                                      None if src is None else levels_after[src], fates[h])
+            fills.append(text)
+            levels_after.append(levels)
+        return fills
 
     def _line_widths_after_holes(self, n_holes: int) -> list[int | None]:
         """Per hole, the indentation of the first logical line that gets a token after it.
@@ -739,6 +937,90 @@ class _PythonRender:
                     break
         return out
 
+    def _pad_to(self, width: int, before: str, chunk: int) -> str:
+        """Spaces that bring the line the text `before` ends in (its indentation so far) and
+        the indentation chunk `chunk` begins with to `width` columns."""
+        nxt = self.chunks[chunk]
+        lead = nxt[: len(nxt) - len(nxt.lstrip(" \t\f"))]
+        have = indent_width(before[max(before.rfind("\n"), before.rfind("\r")) + 1:])
+        return " " * max(0, width - have - indent_width(lead))
+
+    def _pinned_indents(self, ps: list[tuple], levels: list[int],
+                        fate: ZoneFate | None) -> dict[int, int]:
+        """Widths for the hole's INDENTs (numbered in order) whose levels stay open at its
+        end; the others take the default step."""
+        lay = self.lx.layout
+        own: list[int] = []
+        base = list(levels)
+        n_indents = 0
+        for p in ps:
+            if p[0] != "tok":
+                continue
+            if p[1] == lay.indent:
+                own.append(n_indents)
+                n_indents += 1
+            elif p[1] == lay.dedent:
+                if own:
+                    own.pop()
+                elif len(base) > 1:
+                    base.pop()
+        if not own or fate is None:
+            return {}
+        return dict(zip(own, self._pin_levels(len(own), base[-1], fate), strict=True))
+
+    def _zone_fates(self, n_holes: int) -> list[ZoneFate | None]:
+        """Per hole that leaves levels of its own open (a free zone on top of the stack), what
+        the text after says of them: the first later line that compares its width w with the
+        zone ("top": the hole's last level is w; "below": all of them are below w; "at": w
+        is one of them and a deeper one is the last), with the least width of the last level."""
+        out: list[ZoneFate | None] = [None] * n_holes
+        nfa, lay = self.nfa, self.lx.layout
+        for i, e in enumerate(self.path):
+            a, b = nfa.spans[e]
+            if not a.in_hole or b.in_hole:
+                continue
+            exit_lay = nfa.state_info.get(nfa.edges[4 * e + 2])
+            if not isinstance(exit_lay, Layout) or exit_lay.stack[-1] >= 0:
+                continue
+            zone_st = exit_lay.stack
+            moves: set[int] = set()
+            for e2 in self.path[i + 1:]:
+                a2, b2 = nfa.spans[e2]
+                if a2.in_hole or b2.in_hole:
+                    break
+                label = nfa.edges[4 * e2 + 1]
+                if nfa.raw_edge[e2] < 0 and label in (lay.indent, lay.dedent):
+                    moves.add(label)
+                info = nfa.state_info.get(nfa.edges[4 * e2 + 2])
+                if not isinstance(info, Layout) or info.stack == zone_st:
+                    continue
+                st = info.stack
+                if len(st) >= len(zone_st) and st[:len(zone_st) - 1] == zone_st[:-1]:
+                    kind = ("at" if lay.dedent in moves else "below" if lay.indent in moves
+                            else "top")
+                    out[a.hole] = ZoneFate(kind, st[-1], zone_least(zone_st[-1]))
+                break
+            if out[a.hole] is None:
+                out[a.hole] = ZoneFate("", 0, zone_least(zone_st[-1]))
+        return out
+
+    def _pin_levels(self, n: int, base: int, fate: ZoneFate | None) -> list[int]:
+        """Widths for the n levels a hole leaves open above `base`, agreeing with `fate`."""
+        unit = self.unit
+        top = base + n * unit
+        if fate is not None:
+            top = max(top, fate.least)
+            if fate.kind == "top":
+                top = fate.width
+            elif fate.kind == "below":
+                top = max(fate.least, min(top, fate.width - 1))
+            elif fate.kind == "at" and n >= 2 and fate.width - base >= n - 1:
+                inner = _spread(base, fate.width, n - 1)
+                return inner + [max(fate.width + unit, fate.least)]
+        if top - base < n:
+            return [base + unit * (i + 1) for i in range(n)]
+        return _spread(base, top, n)
+
     def _width_of(self, stack: tuple[int, ...], later: Sequence[object]) -> int:
         """The width of the line whose indentation stack is ``stack``; a free zone on top (an
         unknown level above the one below it) becomes a width inside that zone."""
@@ -751,7 +1033,11 @@ class _PythonRender:
         limit = min(above, default=below + 2 * self.unit)
         return below + self.unit if below + self.unit < limit else below + 1
 
-    def _hole(self, h: int, ps: list[tuple], lay: Layout | None, width_after: int | None) -> str:
+    def _hole(self, h: int, ps: list[tuple], lay: Layout | None, width_after: int | None,
+              goes_on: list[int] | None, fate: ZoneFate | None) -> tuple[str, list[int]]:
+        """Hole h's text and the indentation levels open at its end. `goes_on`: the levels
+        of the earlier hole whose lexeme runs on into this one; `fate`: what the text after
+        says of the levels the hole leaves open."""
         lay_lx = self.lx.layout
         prev = self.chunks[h]
         last_line = prev[prev.rfind("\n") + 1:]
@@ -763,9 +1049,13 @@ class _PythonRender:
         glued = True  # no separator needed before the next piece
         if prev and not prev[-1].isspace():
             glued = False
-        if lay is not None and lay.comment:  # the chunk ends in a comment: break the line
+        if goes_on is not None:
+            levels, at_start, col, glued = list(goes_on), False, 0, True
+        elif lay is not None and lay.comment:  # the chunk ends in a comment: break the line
             out.append("\n")
             at_start, col, glued = True, 0, True
+        pinned = self._pinned_indents(ps, levels, fate)
+        n_indents = 0
 
         def put(text: str, left: bool) -> None:
             nonlocal at_start, col, glued
@@ -787,7 +1077,8 @@ class _PythonRender:
                     out.append("\n")
                     at_start, col, glued = True, 0, True
                 elif t == lay_lx.indent:
-                    levels.append(levels[-1] + self.unit)
+                    levels.append(pinned.get(n_indents, levels[-1] + self.unit))
+                    n_indents += 1
                 elif t == lay_lx.dedent:
                     if len(levels) > 1:
                         levels.pop()
@@ -807,6 +1098,8 @@ class _PythonRender:
                 if kind_of == "nl":
                     out.append(text)
                     if right:
+                        if width_after is not None and p is ps[-1]:
+                            out.append(self._pad_to(width_after, prev + "".join(out), h + 1))
                         continue
                     at_start, col, glued = True, indent_width(text.split("\n")[-1]), True
                     continue
@@ -820,4 +1113,4 @@ class _PythonRender:
                 out.append(" " * (want - col))
         elif not glued and nxt and not nxt[0].isspace():
             out.append(" ")
-        return "".join(out)
+        return "".join(out), levels
