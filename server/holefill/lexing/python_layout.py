@@ -1100,6 +1100,7 @@ class _PythonRender:
                     if right:
                         if width_after is not None and p is ps[-1]:
                             out.append(self._pad_to(width_after, prev + "".join(out), h + 1))
+                            at_start, glued = False, True  # the line's width is settled
                         continue
                     at_start, col, glued = True, indent_width(text.split("\n")[-1]), True
                     continue
