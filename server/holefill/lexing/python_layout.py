@@ -80,6 +80,12 @@ def _free_all(m: int) -> str:
     return "D+" if zone_min(m) else "D*"
 
 
+def _buried(z: int) -> int:
+    """A zone with a known level above it forgets its least width: the bound is only read
+    while the zone is on top, and one copy of the rest of the file per bound slowed checks."""
+    return zone(bool(zone_min(z)))
+
+
 def top_at_least(st: Stack, w: int) -> Stack:
     """The stack after a hole whose last line, at least `w` columns deep, is the top level:
     a top zone learns the bound."""
@@ -123,7 +129,7 @@ def line_at(st: Stack, w: int, unit: int | None) -> list[tuple[Moves, Stack]]:
     if w >= least:
         alts.append(((), st[:-1] + (FREE0, w)))  # the hole's last line was at width w
     if w > least:
-        alts.append((("I",), st[:-1] + (m, w)))  # ... below w
+        alts.append((("I",), st[:-1] + (_buried(m), w)))  # ... below w
     alts.append((("D+",), st[:-1] + (FREE0, w)))  # ... above w, and a level at w was open
     return alts
 
@@ -893,11 +899,11 @@ class _PythonRender:
             got = self.lx.renderer.lexeme_fill(items, term)
             if got is None:
                 raise ValueError(f"cannot render lexeme {self.lx.terminals[term].name}")
-            fills = got[0]
-            if self.lx.terminals[term].ignored and not any(fills):
+            parts = got[0]
+            if self.lx.terminals[term].ignored and not any(parts):
                 continue
             last = len(holes) - 1
-            for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
+            for idx, (h, text) in enumerate(zip(holes, parts, strict=True)):
                 left = idx > 0 or not a.in_hole
                 right = idx < last or not b.in_hole
                 kind_of = ("nl" if term == lay.nl else "comment" if term == lay.comment
