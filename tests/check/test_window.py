@@ -333,3 +333,48 @@ def test_fillings_that_leave_the_indented_window_are_judged_like_the_whole_file(
         win = "".join(a + b for a, b in zip(w.apply(chunks), [fill, ""], strict=True))
         if parses(win):
             assert parses(chunks[0] + fill + chunks[1]), fill
+
+
+def test_a_hole_deep_in_a_long_method_gets_a_window_in_that_method():
+    """The window sits in the innermost body that holds the hole (here a method's, inside a
+    class), wrapped in one `class _:` per open level, instead of the whole method."""
+    body = "".join(f"        v{i} = f({i})\n" for i in range(60))
+    src = ("class C:\n    def f(self):\n" + body + "        x = <|hole|>\n" + body
+           + "\n    def g(self):\n        pass\n\nz = 1\n")
+    chunks = split(src)
+    w = find_window("python", chunks)
+    assert w.prefix == "class _:\n    class _:\n"
+    win = w.apply(chunks)
+    assert sum(map(len, win)) < len(src) // 10
+    # Fillings are judged as in the whole file, also those that close the method or the
+    # class and open blocks at other widths (the suffix keeps a line at every outer level).
+    for fill in ["1", "1\nif not s:\n", "1\n    if s:\n", "1\nclass D:\n    def h(self):\n",
+                 "1\n  if s:\n", "(", "1\n    y = 2\n  z = 3\n"]:
+        filled = "".join(a + b for a, b in zip(win, [fill, ""], strict=True))
+        assert parses(filled) == parses(chunks[0] + fill + chunks[1]), fill
+
+
+# Fillings that close blocks and open others (at the same, deeper or shallower widths).
+STRUCTURED = ["\nwhile q:\n", "\nif y:\n", "\nclass D:\n    def g(self):\n",
+              "\ndef h():\n    if z:\n", "1\n\ndef hand():\n ", "1\n    y = 2\nelif y:",
+              "1\nclass D:\n  ", "1\ndef k():\n    pass", "1\n\n    @dec", "1; \\",
+              "\n    while q:\n", "\n        else:\n", "\n    else:\n", "\nelse:\n",
+              "\n  if a:\n", "\n      for i in x:\n", "x\n"]
+
+
+@pytest.mark.slow
+def test_no_window_parses_where_the_file_does_not_on_thousands_of_fillings():
+    trials = 0
+    for seed in range(15):
+        rng = random.Random(seed)
+        for c in sample_cuts(MEDIUM + LARGE[:6], seed=100 + seed, per_kind=4):
+            w = find_window("python", c.chunks)
+            for k in range(25):
+                if k < len(STRUCTURED):
+                    fills = [STRUCTURED[k], *c.middles[1:]]
+                else:
+                    fills = [random_filling(rng, c.original, m) for m in c.middles]
+                trials += 1
+                if parses(windowed(c, fills, w)):
+                    assert parses(whole(c, fills)), (c.name, w, fills)
+    assert trials >= 7000
