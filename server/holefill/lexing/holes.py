@@ -28,7 +28,7 @@ from __future__ import annotations
 import bisect
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from holefill.grammar.tables import LexerDFA, TerminalInfo
@@ -139,9 +139,14 @@ class _Recorder:
 class HoleLexer:
     """Builds the lexeme NFA of chunks-with-holes for one grammar's lexer DFA."""
 
-    def __init__(self, dfa: LexerDFA, terminals: Sequence[TerminalInfo]) -> None:
+    def __init__(self, dfa: LexerDFA, terminals: Sequence[TerminalInfo],
+                 surcharge: Mapping[int, int] | None = None) -> None:
+        """`surcharge`: extra witness weight per terminal for a lexeme with characters in a
+        hole (a language whose grammar over-approximates some lexeme makes the witness
+        search avoid generating it)."""
         self.dfa = dfa
         self.terminals = terminals
+        self.weight = [1 + (surcharge or {}).get(t, 0) for t in range(len(terminals))]
         self.ignored = frozenset(i for i, t in enumerate(terminals) if t.ignored)
         self.hole_terminals = [
             i
@@ -216,7 +221,7 @@ class HoleLexer:
             hole_states.append(b.state(hp))
             b.add(hp, EPSILON, Place(h + 1, 0), 0, KIND_EPS_LINK, EPSILON)
             for t in self.hole_terminals:
-                b.add(hp, t, hp, 1, KIND_HOLE, t)
+                b.add(hp, t, hp, self.weight[t], KIND_HOLE, t)
             todo += self._hole_run(b, cls, chunks, h)
         done: set[Place] = set()
         while todo:
@@ -329,11 +334,12 @@ class HoleLexer:
             # A lexeme with characters in a hole is generated text: it costs like one the
             # hole holds whole, so the lightest witness prefers clean fillings (and does not
             # hide fixed code in a comment that begins in a hole).
-            touches = int(origin.in_hole or end.in_hole or end.chunk != origin.chunk)
+            touches = origin.in_hole or end.in_hole or end.chunk != origin.chunk
+            weight = self.weight[label] if touches else 0
             if label in self.ignored:
-                b.add(origin, EPSILON, end, touches, KIND_LEXEME, label)
+                b.add(origin, EPSILON, end, weight, KIND_LEXEME, label)
             else:
-                b.add(origin, label, end, touches, KIND_LEXEME, label)
+                b.add(origin, label, end, weight, KIND_LEXEME, label)
             ends.append(end)
 
         def confirm(pend: list[tuple[int, int, int]], ks: int, at: int) -> None:

@@ -349,7 +349,8 @@ class PythonLayoutLexer:
     def __init__(self, compiled: CompiledGrammar) -> None:
         g = compiled.grammar
         self.terminals = g.terminals
-        self.raw = HoleLexer(compiled.lexer, g.terminals)
+        self.raw = HoleLexer(compiled.lexer, g.terminals,
+                             {g.terminal_id("FSTRING"): FSTRING_WEIGHT})
         self.nl = g.terminal_id("NL")
         self.newline = g.terminal_id("NEWLINE")
         self.indent = g.terminal_id("INDENT")
@@ -360,12 +361,10 @@ class PythonLayoutLexer:
         self.openers = {g.terminal_id(f'"{c}"') for c in "([{"}
         self.closers = {g.terminal_id(f'"{c}"') for c in ")]}"}
         self.hole_terminals = [*self.raw.hole_terminals, self.newline, self.indent, self.dedent]
-        self.fstring = g.terminal_id("FSTRING")
+        # The tokens a hole may hold on one line, weighed as the raw lexer weighs them.
         layout_terms = {self.newline, self.indent, self.dedent}
-        # The tokens a hole may hold on one line, each weighing 1 (see FSTRING_WEIGHT).
-        self._same_line = _TokenLoops([
-            (t, 1 + (FSTRING_WEIGHT if t == self.fstring else 0))
-            for t in self.hole_terminals if t not in layout_terms])
+        self._same_line = _TokenLoops([(t, self.raw.weight[t]) for t in self.raw.hole_terminals
+                                       if t not in layout_terms])
 
     # -- layout steps, each returning (emitted tokens, new layout) alternatives ------------
     # An emitted item is a terminal id, or (DEDENT, "*") / (DEDENT, "+") for a loop.
@@ -467,9 +466,6 @@ class PythonLayoutLexer:
 
     def build(self, chunks: Sequence[str]) -> LexemeNFA:
         raw = self.raw.build(chunks)
-        for e in range(raw.n_edges):
-            if raw.terms[e] == self.fstring and raw.edges[4 * e + 3] > 0:
-                raw.edges[4 * e + 3] += FSTRING_WEIGHT
         unit = indent_unit(chunks)
         nfa = self._product(chunks, raw, unit)
         if unit is not None and any(step != unit for step in self._steps):
@@ -818,6 +814,11 @@ def _after_layout_token(lay: Layout, label: int, lx: PythonLayoutLexer) -> Layou
     return lay
 
 
+def _leading_blanks(text: str) -> str:
+    """The spaces, tabs and form feeds `text` begins with."""
+    return text[: len(text) - len(text.lstrip(" \t\f"))]
+
+
 def _spread(base: int, top: int, n: int) -> list[int]:
     """n increasing widths above base, the last one at top (top - base >= n)."""
     return [base + (i + 1) * (top - base) // n for i in range(n)]
@@ -946,10 +947,9 @@ class _PythonRender:
     def _pad_to(self, width: int, before: str, chunk: int) -> str:
         """Spaces that bring the line the text `before` ends in (its indentation so far) and
         the indentation chunk `chunk` begins with to `width` columns."""
-        nxt = self.chunks[chunk]
-        lead = nxt[: len(nxt) - len(nxt.lstrip(" \t\f"))]
+        lead = indent_width(_leading_blanks(self.chunks[chunk]))
         have = indent_width(before[max(before.rfind("\n"), before.rfind("\r")) + 1:])
-        return " " * max(0, width - have - indent_width(lead))
+        return " " * max(0, width - have - lead)
 
     def _pinned_indents(self, ps: list[tuple], levels: list[int],
                         fate: ZoneFate | None) -> dict[int, int]:
@@ -1047,7 +1047,7 @@ class _PythonRender:
         lay_lx = self.lx.layout
         prev = self.chunks[h]
         last_line = prev[prev.rfind("\n") + 1:]
-        ws = last_line[: len(last_line) - len(last_line.lstrip(" \t\f"))]
+        ws = _leading_blanks(last_line)
         at_start = last_line.strip() == "" and "\n" in prev
         col = indent_width(ws) if at_start else 0
         levels = [w for w in lay.stack if w >= 0] if lay is not None else [indent_width(ws)]
@@ -1114,7 +1114,7 @@ class _PythonRender:
                 glued = right
         nxt = self.chunks[h + 1]
         if at_start and nxt and nxt[0] not in "\r\n":
-            lead = nxt[: len(nxt) - len(nxt.lstrip(" \t\f"))]
+            lead = _leading_blanks(nxt)
             want = levels[-1] - indent_width(lead)
             if want > col:
                 out.append(" " * (want - col))
