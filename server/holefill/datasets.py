@@ -153,12 +153,12 @@ def json_documents(n: int, seed: int = 0) -> list[tuple[str, str]]:
 def stdlib_files(max_lines: int | None = None) -> list[Path]:
     """The .py files of the running interpreter's standard library (not site-packages) that
     `ast.parse` accepts, sorted; optionally only those with at most `max_lines` lines."""
-    return list(_stdlib_files(max_lines))
+    return [p for p, n in _stdlib_files() if max_lines is None or n <= max_lines]
 
 
-@functools.lru_cache(maxsize=8)
-def _stdlib_files(max_lines: int | None) -> tuple[Path, ...]:
-    # parsing 1,800 files takes seconds; every caller in a process wants the same answer
+@functools.lru_cache(maxsize=1)
+def _stdlib_files() -> tuple[tuple[Path, int], ...]:
+    # parsing 1,800 files takes seconds: once per process, whatever the size asked for
     import ast
     import sysconfig
 
@@ -172,8 +172,7 @@ def _stdlib_files(max_lines: int | None) -> tuple[Path, ...]:
             ast.parse(text)
         except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
             continue
-        if max_lines is None or text.count("\n") <= max_lines:
-            out.append(path)
+        out.append((path, text.count("\n")))
     return tuple(out)
 
 
@@ -210,12 +209,28 @@ def line_cut(name: str, text: str, rng: random.Random) -> Cut | None:
     return cut(name, text, [(a, a + len(lines[i]))])
 
 
+def cursor_cut(name: str, text: str, rng: random.Random) -> Cut | None:
+    """A cursor in the middle of a line of code (nothing removed): after the indentation and
+    before the line's last character, as when a user stops typing mid-line."""
+    lines = text.split("\n")
+    cands = [i for i, line in enumerate(lines)
+             if len(line.strip()) > 1 and not line.lstrip().startswith("#")]
+    if not cands:
+        return None
+    i = rng.choice(cands)
+    line = lines[i]
+    ind = len(line) - len(line.lstrip())
+    a = sum(len(x) + 1 for x in lines[:i]) + rng.randint(ind + 1, len(line.rstrip()) - 1)
+    return cut(name, text, [(a, a)])
+
+
 def python_cuts(kind: str, n: int, seed: int, holes: int = 1, max_lines: int = 400) -> list[Cut]:
     """n deterministic cuts of standard-library files with `holes` holes each: kind is "span"
-    (1-100 characters anywhere), "boundary" or "line" (several of those in one file, apart)."""
+    (1-100 characters anywhere), "boundary", "line" or "cursor" (several of those in one
+    file, apart)."""
     files = stdlib_files(max_lines)
     rng = random.Random(f"{kind}:{seed}:{holes}")
-    single = boundary_cut if kind == "boundary" else line_cut
+    single = {"boundary": boundary_cut, "cursor": cursor_cut}.get(kind, line_cut)
     out: list[Cut] = []
     while len(out) < n:
         path = rng.choice(files)

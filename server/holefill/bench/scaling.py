@@ -17,6 +17,7 @@ of the llguidance baseline.
 from __future__ import annotations
 
 import ast
+import functools
 import random
 import time
 import warnings
@@ -151,13 +152,17 @@ def _measure(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
     start = time.perf_counter()
     for c in cuts:
         chunks = [c.chunks[0], ""] if cell.variant == "prefix" else list(c.chunks)
+        if cell.variant != "prefix" and not checker.keeps_reading(c.chunks, c.middles):
+            continue  # the removed text changes the reading around it: anchored NO by design
         t0 = time.perf_counter()
         window = Window() if cell.variant == "whole" else find_window("python", chunks)
         cell.window_ms.append((time.perf_counter() - t0) * 1e3)
+        # as decoding does: the reading to keep is the document's before any text is typed
+        anchors = checker.anchors(window.apply(chunks))
         middle = c.middles[0]
         for end in splitter(middle)[: config.steps_per_cut]:
             state = window.apply([chunks[0] + middle[:end], *chunks[1:]])
-            res, ms = timed_ms(checker.check, state)
+            res, ms = timed_ms(functools.partial(checker.check, anchors=anchors), state)
             cell.times_ms.append(ms)
             cell.checked_chars.append(sum(map(len, state)))
             verdicts[res.verdict.value] += 1

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar
 from holefill.grammar.tables import CompiledGrammar
+from holefill.lexing.anchors import PLAIN, Anchors, ReferenceLexer, respected
 from holefill.lexing.holes import HoleLexer, LexemeNFA
 from holefill.lexing.render import Renderer, full_path
 
@@ -38,7 +39,16 @@ class Verdict(enum.Enum):
 class PartialLexer(Protocol):
     """What a language's lexer provides: the NFA of all lexings, and witness rendering."""
 
-    def build(self, chunks: Sequence[str]) -> LexemeNFA: ...
+    @property
+    def reference(self) -> ReferenceLexer:
+        """The maximal-munch reader of fixed text (anchors, witness checks)."""
+        ...
+
+    def anchors(self, chunks: Sequence[str]) -> Anchors:
+        """The reading of `chunks` (as the user's document) that fillings must keep."""
+        ...
+
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None) -> LexemeNFA: ...
 
     def render_witness(
         self,
@@ -60,8 +70,15 @@ class GenericLexer:
         self.holes = HoleLexer(compiled.lexer, terms)
         self.renderer = Renderer(compiled.lexer, terms)
 
-    def build(self, chunks: Sequence[str]) -> LexemeNFA:
-        return self.holes.build(chunks)
+    @property
+    def reference(self) -> ReferenceLexer:
+        return self.holes.reference
+
+    def anchors(self, chunks: Sequence[str]) -> Anchors:
+        return self.holes.anchors(chunks)
+
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None) -> LexemeNFA:
+        return self.holes.build(chunks, anchors)
 
     SEPARATORS = (" ", "\n")
 
@@ -128,18 +145,34 @@ class Checker:
             return chk
 
     def completable(
-        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS
+        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS,
+        anchored: bool = True,
     ) -> Verdict:
-        """YES when some filling of the holes makes a valid program; NO when none does;
-        UNKNOWN when the work budget ran out first."""
-        return self.check(chunks, max_steps=max_steps).verdict
+        """YES when some filling of the holes makes a valid program that keeps the reading of
+        the text outside the holes (anchored=False: any valid program, the papers' plain
+        semantics); NO when none does; UNKNOWN when the work budget ran out first."""
+        return self.check(chunks, max_steps=max_steps, anchored=anchored).verdict
 
     def witness(
-        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS
+        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS,
+        anchored: bool = True,
     ) -> list[str] | None:
         """A shortest filling per hole (fewest inserted lexemes), or None when there is none
         (or the budget ran out)."""
-        return self.check(chunks, want_witness=True, max_steps=max_steps).fills
+        return self.check(chunks, want_witness=True, max_steps=max_steps,
+                          anchored=anchored).fills
+
+    def anchors(self, chunks: Sequence[str]) -> Anchors:
+        """The reading of `chunks`, as the user's document, that fillings keep (see
+        holefill.lexing.anchors). Decoding computes it once per request and passes it on,
+        since the chunks it checks later hold generated text."""
+        return self.lexer.anchors(chunks)
+
+    def keeps_reading(self, chunks: Sequence[str], fills: Sequence[str]) -> bool:
+        """Whether filling `chunks` with `fills` keeps the reading of the fixed text (the
+        anchors of `chunks` as the user's document): e.g. for a cut of real code, whether the
+        removed text itself leaves the text around it as it was."""
+        return respected(self.lexer.reference, chunks, fills, self.lexer.anchors(chunks))
 
     def check(
         self,
@@ -148,12 +181,20 @@ class Checker:
         want_witness: bool = False,
         max_steps: int = DEFAULT_MAX_STEPS,
         cancel: Callable[[], bool] | None = None,
+        anchored: bool = True,
+        anchors: Anchors | None = None,
     ) -> CheckResult:
+        """One check. `anchors`: the reading to keep (default: that of `chunks` themselves);
+        `anchored=False` checks the plain grammar semantics instead."""
         chunks = list(chunks)
         if not chunks:
             raise ValueError("chunks must hold at least one string")
+        if not anchored:
+            anchors = PLAIN
+        elif anchors is None:
+            anchors = self.lexer.anchors(chunks)
         t0 = time.perf_counter()
-        nfa = self.lexer.build(chunks)
+        nfa = self.lexer.build(chunks, anchors)
         t1 = time.perf_counter()
         with self._lock:
             res = self._native.run(
@@ -176,7 +217,7 @@ class Checker:
         }
         fills = None
         if verdict is Verdict.YES and want_witness and res.witness is not None:
-            fills = self._render(chunks, nfa, res.witness, stats)
+            fills = self._render(chunks, nfa, res.witness, stats, anchors)
             stats["render_ms"] = (time.perf_counter() - t2) * 1e3
         return CheckResult(verdict, fills, stats)
 
@@ -186,6 +227,7 @@ class Checker:
         nfa: LexemeNFA,
         leaves: Sequence[tuple[int, int]],
         stats: dict[str, float],
+        anchors: Anchors,
     ) -> list[str] | None:
         """Render the witness and re-check the filled text as a whole program; a rendering
         that maximal munch would lex differently is discarded for the next attempt."""
@@ -205,7 +247,8 @@ class Checker:
                 break
             first = first or fills
             text = "".join(c + f for c, f in zip(chunks, fills + [""], strict=True))
-            if self.check([text]).verdict is Verdict.YES:
+            if (respected(self.lexer.reference, chunks, fills, anchors)
+                    and self.check([text]).verdict is Verdict.YES):
                 stats["witness_verified"] = 1.0
                 return fills
             attempt += 1

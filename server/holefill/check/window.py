@@ -66,9 +66,10 @@ import re
 import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from holefill.languages import get_language
+from holefill.lexing.anchors import Anchors
 
 # Parse attempts per boundary search before giving up on it (each costs one `ast.parse`).
 MAX_PARSE_ATTEMPTS = 64
@@ -111,6 +112,21 @@ class Window:
     def whole(self) -> bool:
         return self == Window()
 
+    def map_anchors(self, anchors: Anchors, chunks: Sequence[str]) -> Anchors:
+        """Anchor sites of `chunks` as sites of `self.apply(chunks)`: the first chunk moves by
+        the head cut and the prefix; a site in the last chunk ends where its tail is cut."""
+        shift = len(self.prefix) - self.head
+        end = len(chunks[-1]) - self.tail
+        last = len(chunks) - 1
+        out = []
+        for site in anchors.sites:
+            if site.chunk == 0:
+                site = site.moved(0, site.base + shift)
+            if site.chunk == last and site.base + site.length > end:
+                site = replace(site, length=max(0, end - site.base))
+            out.append(site)
+        return Anchors(tuple(out))
+
 
 def find_window(language: str, chunks: Sequence[str], *, indented: bool = True) -> Window:
     """The nearest clean boundaries around all holes of `chunks` (see the module docstring);
@@ -119,6 +135,17 @@ def find_window(language: str, chunks: Sequence[str], *, indented: bool = True) 
     if get_language(language).name != "python" or len(chunks) < 2:
         return Window()
     return _python_window(chunks, indented)
+
+
+def left_start(language: str, first: str) -> int:
+    """Where a left-to-right parse of the text before the first hole may start with the
+    file's own parse state: for Python the start of the top-level statement that holds the
+    hole (text before it is whole statements, see the module docstring); otherwise the
+    start of the file. The incremental engine (holefill.check.incremental) reads the left
+    from there, so that every clause the file allows after a dedent is allowed."""
+    if get_language(language).name != "python":
+        return 0
+    return _top_head(first)
 
 
 def _python_window(chunks: Sequence[str], indented: bool) -> Window:

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
+from holefill.check.incremental import IncrementalCheck
 from holefill.check.window import Window
 from holefill.errors import HolefillError
+from holefill.lexing.anchors import Anchors, Site
 
 if TYPE_CHECKING:
     import torch
@@ -58,6 +60,12 @@ class DecodeSettings:
     # text right after the hole that the filling may supply and then replace (closers an
     # editor auto-inserted, like `)` or `"`); HoleResult.replaced says whether it did
     replaceable: str = ""
+    # keep the reading of the text outside the holes (holefill.lexing.anchors); False checks
+    # the plain grammar semantics (for comparison in benchmarks)
+    anchored: bool = True
+    # check with the incremental engine (holefill.check.incremental) where it applies;
+    # False: the classic check for every token (for comparison in benchmarks)
+    incremental: bool = True
 
     def __post_init__(self) -> None:
         if self.on_stuck not in ON_STUCK:
@@ -82,25 +90,52 @@ class HoleResult:
 
 
 class Constraint:
-    """Completability checks on the whole document state, run on its window."""
+    """Completability checks on the whole document state, run on its window.
+
+    Every check keeps the reading of the user's fixed text: the anchors are those of the
+    document as the request found it (generated text is hole content, so it must not move
+    them), passed as sites with each check (`HoleState` keeps them where its text is)."""
 
     def __init__(self, checker: Checker, window: Window, max_steps: int,
-                 cancel: Callable[[], bool] | None) -> None:
+                 cancel: Callable[[], bool] | None, anchored: bool = True,
+                 engine: IncrementalCheck | None = None) -> None:
         self.checker, self.window, self.max_steps, self.cancel = checker, window, max_steps, cancel
+        self.anchored = anchored
+        self.engine = engine  # the incremental engine, for checks of the first open hole
         self.times_ms: list[float] = []
+        self.classic = 0  # checks the engine left to the classic check
 
-    def verdict(self, chunks: list[str]) -> Verdict:
+    def sites_of(self, chunks: list[str]) -> list[Site]:
+        """The anchor sites of the request's document (before any filling): one per chunk
+        after a hole, at its start."""
+        if not self.anchored:
+            return []
+        return list(self.checker.anchors(self.window.apply(chunks)).sites)
+
+    def _anchors(self, chunks: list[str], sites: Sequence[Site]) -> Anchors:
+        return self.window.map_anchors(Anchors(tuple(sites)), chunks)
+
+    def verdict(self, chunks: list[str], sites: Sequence[Site],
+                incremental: bool = True) -> Verdict:
+        """`incremental`: the hole being filled is the first open one (the engine's case)."""
         t0 = time.perf_counter()
+        if self.engine is not None and incremental:
+            got = self.engine.verdict(chunks, sites)
+            if got is not None and got is not Verdict.UNKNOWN:
+                self.times_ms.append((time.perf_counter() - t0) * 1e3)
+                return got
+            self.classic += 1
         res = self.checker.check(self.window.apply(chunks), max_steps=self.max_steps,
-                                 cancel=self.cancel)
+                                 cancel=self.cancel, anchors=self._anchors(chunks, sites))
         self.times_ms.append((time.perf_counter() - t0) * 1e3)
         return res.verdict
 
-    def witness(self, chunks: list[str], hole: int) -> str | None:
+    def witness(self, chunks: list[str], sites: Sequence[Site], hole: int) -> str | None:
         """A verified shortest filling of hole number ``hole`` of ``chunks``, or None."""
         t0 = time.perf_counter()
         res = self.checker.check(self.window.apply(chunks), want_witness=True,
-                                 max_steps=self.max_steps, cancel=self.cancel)
+                                 max_steps=self.max_steps, cancel=self.cancel,
+                                 anchors=self._anchors(chunks, sites))
         self.times_ms.append((time.perf_counter() - t0) * 1e3)
         if res.fills is None or not res.stats.get("witness_verified"):
             return None
@@ -111,18 +146,37 @@ class Constraint:
 class HoleState:
     """The document around the hole being filled: the chunks before it (holes left open lie
     between them; the last one ends at this hole, without the healed characters) and the
-    chunks after it (the first one follows this hole)."""
+    chunks after it (the first one follows this hole), with the anchor sites of the user's
+    text in each (`left_sites` numbered by chunk of `left`, `after_sites` by chunk of
+    `after`)."""
 
     left: list[str]
     after: list[str]
+    left_sites: list[Site] = field(default_factory=list)
+    after_sites: list[Site] = field(default_factory=list)
 
     def open(self, text: str) -> list[str]:
         return [*self.left[:-1], self.left[-1] + text, *self.after]
+
+    def open_sites(self) -> list[Site]:
+        n = len(self.left)
+        return [*self.left_sites, *(s.moved(n + s.chunk, s.base) for s in self.after_sites)]
 
     def closed(self, text: str, drop: int = 0) -> list[str]:
         """The chunks with this hole closed after ``text``; ``drop`` characters of the text
         after the hole are replaced (closers the editor inserted, which the text supplies)."""
         return [*self.left[:-1], self.left[-1] + text + self.after[0][drop:], *self.after[1:]]
+
+    def closed_sites(self, text: str, drop: int = 0) -> list[Site]:
+        """The text after the closed hole keeps its anchors inside the merged chunk (the
+        replaced closers count as the site's first characters, now written by the text)."""
+        n = len(self.left)
+        merged = len(self.left[-1]) + len(text) - drop
+        out = list(self.left_sites)
+        for s in self.after_sites:
+            out.append(s.moved(n - 1, merged + s.base) if s.chunk == 0
+                       else s.moved(n - 1 + s.chunk, s.base))
+        return out
 
 
 def candidate_order(logp: torch.Tensor, settings: DecodeSettings,
@@ -261,7 +315,9 @@ class HoleDecoder:
         if not rep or not text.endswith(rep) or len(text) - len(rep) < len(self.heal):
             return False
         if self.constraint is not None:
-            verdict = self.constraint.verdict(self.state.closed(text, drop=len(rep)))
+            verdict = self.constraint.verdict(self.state.closed(text, drop=len(rep)),
+                                              self.state.closed_sites(text, drop=len(rep)),
+                                              len(self.state.left) == 1)
             if not self._answer(verdict):
                 return False
         self.result.replaced = len(rep)
@@ -270,14 +326,18 @@ class HoleDecoder:
     def _may_open(self, text: str) -> bool:
         if self.constraint is None:
             return True
-        return self._answer(self.constraint.verdict(self.state.open(text)))
+        return self._answer(self.constraint.verdict(self.state.open(text),
+                                                    self.state.open_sites(),
+                                                    len(self.state.left) == 1))
 
     def _may_close(self, text: str) -> bool:
         if len(text) < len(self.heal):
             return False
         if self.constraint is None:
             return True
-        return self._answer(self.constraint.verdict(self.state.closed(text)))
+        return self._answer(self.constraint.verdict(self.state.closed(text),
+                                                    self.state.closed_sites(text),
+                                                    len(self.state.left) == 1))
 
     def _answer(self, verdict: Verdict) -> bool:
         if verdict is Verdict.UNKNOWN:  # never read as "no": accept, mark the result
@@ -309,7 +369,8 @@ class HoleDecoder:
             return best[1][len(self.heal):]
         # the invariant says a filling exists; the latest state whose witness renders wins
         for start in self._witness_starts(text):
-            tail = self.constraint.witness(self.state.open(start), len(self.state.left) - 1)
+            tail = self.constraint.witness(self.state.open(start), self.state.open_sites(),
+                                           len(self.state.left) - 1)
             if tail is not None:
                 res.completed_by = "witness"
                 return (start + tail)[len(self.heal):]
