@@ -368,7 +368,8 @@ class PythonLayoutLexer:
         g = compiled.grammar
         self.terminals = g.terminals
         self.raw = HoleLexer(compiled.lexer, g.terminals,
-                             {g.terminal_id("FSTRING"): FSTRING_WEIGHT},
+                             {g.terminal_id("FSTRING"): FSTRING_WEIGHT,
+                              g.terminal_id('"type"'): TYPE_ALIAS_WEIGHT},
                              error_terms=frozenset({g.terminal_id("UNCLOSED_TRIPLE")}))
         self.nl = g.terminal_id("NL")
         self.newline = g.terminal_id("NEWLINE")
@@ -827,6 +828,11 @@ BRACKET_GUESS_WEIGHT = 8
 # hole part of an f-string field (`F"{` + `lt-in method builtins.max}"`) passes our re-check
 # and fails CPython's. With the surcharge a plain string wins wherever one does.
 FSTRING_WEIGHT = 2
+
+# The soft keyword `type` written by a hole weighs this much more: a type alias statement
+# (`type X = ...`) is Python 3.12, and a witness should parse on the 3.11 the tools run on
+# too; with the surcharge an ordinary statement wins wherever one does.
+TYPE_ALIAS_WEIGHT = 4
 
 
 def _guessing_brackets(edge: tuple) -> tuple:
