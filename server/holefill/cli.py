@@ -207,7 +207,8 @@ def _offset(text: str, line: int, col: int) -> int:
 
     bodies, starts = line_bodies(text), line_starts(text)
     if not 1 <= line <= len(bodies):
-        raise HolefillError(f"line {line} is outside the file (it has {len(bodies)} lines)")
+        lines = len(bodies) - (len(bodies) > 1 and bodies[-1] == "")  # after a final break
+        raise HolefillError(f"line {line} is outside the file (it has {lines} lines)")
     body = bodies[line - 1]
     if not 1 <= col <= len(body) + 1:
         raise HolefillError(f"column {col} is outside line {line} (it has {len(body)} "

@@ -94,7 +94,7 @@ def test_positions_outside_the_file_and_missing_models_are_clear_errors(tmp_path
     target = tmp_path / "f.py"
     target.write_text("x = 1\n")
     proc = run("complete", f"{target}:9:1")
-    assert proc.returncode == 2 and "line 9 is outside the file" in proc.stderr
+    assert proc.returncode == 2 and "line 9 is outside the file (it has 1 lines)" in proc.stderr
     proc = run("complete", f"{target}:1:40")
     assert proc.returncode == 2 and "column 40 is outside line 1" in proc.stderr
     proc = run("fill", str(target), model=tmp_path / "no-model", quiet=False)
