@@ -2,6 +2,10 @@
 
 The cuts follow the papers' protocols: `random_spans` removes k non-overlapping spans of 5-100
 characters (the diffusion paper's MRI protocol); the removed texts are one valid filling.
+
+The data sets ship inside the package (`holefill/data/`, with their SOURCE.md and LICENSE):
+HumanEval-X (six languages) and HumanEval-Infilling (four splits). Tests, benchmarks and
+`holefill bench` read them from there, so a clone or a wheel is all they need.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ import os
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
+
+from holefill.errors import HolefillError
 
 
 @dataclass(frozen=True)
@@ -75,27 +82,49 @@ def span_cuts(
                 yield cut(f"{name}#{holes}h{j}", text, spans)
 
 
-def shared_data_dir() -> Path:
-    """`$HOLEFILL_DATA`, else the `shared/data` folder beside the repository."""
-    env = os.environ.get("HOLEFILL_DATA")
+# HOLEFILL_DATA names another data folder (same layout), e.g. a newer copy of the sets.
+DATA_ENV = "HOLEFILL_DATA"
+# The splits of HumanEval-Infilling and their file names (SOURCE.md beside them).
+INFILLING_SPLITS = {
+    "single-line": "HumanEval-SingleLineInfilling.jsonl.gz",
+    "multi-line": "HumanEval-MultiLineInfilling.jsonl.gz",
+    "random-span": "HumanEval-RandomSpanInfilling.jsonl.gz",
+    "random-span-light": "HumanEval-RandomSpanInfillingLight.jsonl.gz",
+}
+
+
+def data_dir() -> Path:
+    """The folder holding `humaneval-x/` and `humaneval-infilling/`: `$HOLEFILL_DATA` when
+    set, else the copy shipped inside the package (`holefill/data`, in the wheel too), so a
+    clone or an install needs nothing outside itself."""
+    env = os.environ.get(DATA_ENV)
     if env:
         return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent.parent / "shared" / "data"
-        if cand.is_dir():
-            return cand
-        cand = parent / "shared" / "data"
-        if cand.is_dir():
-            return cand
-    return Path("shared/data")
+    return Path(str(resources.files("holefill") / "data"))
+
+
+def _read_jsonl_gz(path: Path) -> list[dict]:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    except FileNotFoundError as exc:
+        where = f"${DATA_ENV}={os.environ[DATA_ENV]}" if os.environ.get(DATA_ENV) else \
+            "the holefill package"
+        raise HolefillError(f"data file {path} is missing (data read from {where})") from exc
 
 
 def humaneval_x(language: str, root: Path | None = None) -> list[dict]:
-    """The 164 HumanEval-X tasks of a language ("cpp", "python", ...) as dicts."""
-    path = (root or shared_data_dir()) / "humaneval-x" / f"humaneval_{language}.jsonl.gz"
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    """The 164 HumanEval-X tasks of a language ("cpp", "python", "js", "java", "go",
+    "rust") as dicts."""
+    return _read_jsonl_gz((root or data_dir()) / "humaneval-x" / f"humaneval_{language}.jsonl.gz")
+
+
+def humaneval_infilling(split: str, root: Path | None = None) -> list[dict]:
+    """The tasks of a HumanEval-Infilling split ("single-line", "multi-line", "random-span",
+    "random-span-light") as dicts with prompt, suffix, canonical_solution, test."""
+    if split not in INFILLING_SPLITS:
+        raise ValueError(f"unknown split {split!r}; known: {', '.join(INFILLING_SPLITS)}")
+    return _read_jsonl_gz((root or data_dir()) / "humaneval-infilling" / INFILLING_SPLITS[split])
 
 
 # Tasks whose `declaration + canonical_solution` is not a C++ program (g++ rejects it too).

@@ -1,10 +1,10 @@
 """C++ end to end on HumanEval-X: cuts are completable, witnesses parse, junk is NO.
 
 Data: `declaration + canonical_solution` of the 164 HumanEval-X C++ tasks
-(../shared/data/humaneval-x), with 1, 2 and 3 random spans of 5-100 characters removed
-(seeded). The judge of witness-filled programs is tree-sitter-cpp (no ERROR or MISSING node),
-never our own grammar. The full sweep (every task, 3 cuts per hole count) is marked slow; the
-default run takes a fixed sample.
+(shipped in server/holefill/data/humaneval-x), with 1, 2 and 3 random spans of 5-100
+characters removed (seeded). The judge of witness-filled programs is tree-sitter-cpp (no
+ERROR or MISSING node), never our own grammar. The full sweep (every task, 3 cuts per hole
+count) is marked slow; the default run takes a fixed sample.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ Usage (from the repository root):
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import sys
@@ -27,7 +26,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 GRAMMARS = ROOT / "server" / "holefill" / "grammars"
 FIXTURES = ROOT / "tests" / "data" / "grammars"
-HUMANEVAL_CPP = Path("/work/shared/data/humaneval-x/humaneval_cpp.jsonl.gz")
 
 
 class LexError(Exception):
@@ -99,8 +97,10 @@ def fixtures(lang: str) -> list[dict[str, str]]:
 
 
 def humaneval_cpp() -> list[dict[str, str]]:
-    with gzip.open(HUMANEVAL_CPP, "rt") as f:
-        return [json.loads(line) for line in f]
+    """The HumanEval-X C++ tasks, from the copy shipped with holefill (holefill.datasets)."""
+    from holefill.datasets import humaneval_x
+
+    return humaneval_x("cpp")
 
 
 def main(argv: list[str]) -> int:
