@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from holefill.budget import Budget, BudgetExhausted
 from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar
 from holefill.grammar.tables import CompiledGrammar
 from holefill.lexing.anchors import PLAIN, Anchors, ReferenceLexer, respected
@@ -48,7 +49,13 @@ class PartialLexer(Protocol):
         """The reading of `chunks` (as the user's document) that fillings must keep."""
         ...
 
-    def build(self, chunks: Sequence[str], anchors: Anchors | None = None) -> LexemeNFA: ...
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA: ...
+
+    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+        """Why the language's own compiler would refuse every filling although the grammar
+        may accept one (nesting too deep, ...), or None."""
+        ...
 
     def render_witness(
         self,
@@ -77,8 +84,12 @@ class GenericLexer:
     def anchors(self, chunks: Sequence[str]) -> Anchors:
         return self.holes.anchors(chunks)
 
-    def build(self, chunks: Sequence[str], anchors: Anchors | None = None) -> LexemeNFA:
-        return self.holes.build(chunks, anchors)
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA:
+        return self.holes.build(chunks, anchors, budget)
+
+    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+        return None
 
     SEPARATORS = (" ", "\n")
 
@@ -102,6 +113,7 @@ class CheckResult:
     verdict: Verdict
     fills: list[str] | None = None
     stats: dict[str, float] = field(default_factory=dict)
+    reason: str | None = None  # why the answer is UNKNOWN (a limit, the deadline, a cancel)
 
 
 _VERDICTS = {
@@ -183,9 +195,12 @@ class Checker:
         cancel: Callable[[], bool] | None = None,
         anchored: bool = True,
         anchors: Anchors | None = None,
+        deadline: float | None = None,
     ) -> CheckResult:
         """One check. `anchors`: the reading to keep (default: that of `chunks` themselves);
-        `anchored=False` checks the plain grammar semantics instead."""
+        `anchored=False` checks the plain grammar semantics instead. `max_steps` bounds the
+        work of every stage (lexing with holes, layout, core), `deadline` (seconds) its wall
+        time, `cancel` stops it: each answers UNKNOWN, with the reason in stats["reason"]."""
         chunks = list(chunks)
         if not chunks:
             raise ValueError("chunks must hold at least one string")
@@ -194,18 +209,28 @@ class Checker:
         elif anchors is None:
             anchors = self.lexer.anchors(chunks)
         t0 = time.perf_counter()
-        nfa = self.lexer.build(chunks, anchors)
+        reason = self.lexer.beyond_limits(chunks)
+        if reason is not None:
+            return CheckResult(Verdict.UNKNOWN, reason=reason)
+        budget = Budget(max_steps, deadline, cancel)
+        try:
+            nfa = self.lexer.build(chunks, anchors, budget)
+        except BudgetExhausted as exc:
+            return CheckResult(Verdict.UNKNOWN, reason=str(exc))
         t1 = time.perf_counter()
-        with self._lock:
-            res = self._native.run(
-                nfa.n_states,
-                nfa.edges,
-                nfa.starts,
-                nfa.finals,
-                max_steps=max_steps,
-                want_witness=want_witness,
-                cancel=cancel,
-            )
+        try:
+            with self._lock:
+                res = self._native.run(
+                    nfa.n_states,
+                    nfa.edges,
+                    nfa.starts,
+                    nfa.finals,
+                    max_steps=budget.steps_left(max_steps),
+                    want_witness=want_witness,
+                    cancel=budget.stopped,
+                )
+        except BudgetExhausted as exc:
+            return CheckResult(Verdict.UNKNOWN, reason=str(exc))
         t2 = time.perf_counter()
         verdict = _VERDICTS[res.verdict]
         stats = {
@@ -219,7 +244,8 @@ class Checker:
         if verdict is Verdict.YES and want_witness and res.witness is not None:
             fills = self._render(chunks, nfa, res.witness, stats, anchors)
             stats["render_ms"] = (time.perf_counter() - t2) * 1e3
-        return CheckResult(verdict, fills, stats)
+        reason = "the work budget ran out in the core" if verdict is Verdict.UNKNOWN else None
+        return CheckResult(verdict, fills, stats, reason)
 
     def _render(
         self,

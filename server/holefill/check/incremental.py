@@ -44,6 +44,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from holefill.budget import Budget, BudgetExhausted
 from holefill.check.checker import Checker, Verdict
 from holefill.check.core import CoreVerdict, NativeParser, NativeRight
 from holefill.lexing.anchors import Anchors, Site
@@ -289,14 +290,14 @@ class RightContext:
     """
 
     def __init__(self, terms: Terminals, grammar: object, after: Sequence[str],
-                 sites: Sequence[Site], limits: Limits) -> None:
+                 sites: Sequence[Site], limits: Limits, budget: Budget | None = None) -> None:
         self.terms = terms
         self.limits = limits
         self.grammar = grammar
         self.after = list(after)
         self.chunks = ["", *self.after]
         self.anchors = Anchors(tuple(s.moved(s.chunk + 1, s.base) for s in sites))
-        self.graph: RawGraph = terms.raw.graph(self.chunks, self.anchors)
+        self.graph: RawGraph = terms.raw.graph(self.chunks, self.anchors, budget)
         self.entries: dict[tuple[int, object], tuple[NativeRight, int] | None] = {}
 
     def entry(self, place: Place, key: object) -> tuple[NativeRight, int] | None:
@@ -317,7 +318,7 @@ class RightContext:
             start = raw_state
         else:
             nfa = layout._product(self.chunks, self.graph.nfa(), self.terms.unit,
-                                  entries=[(raw_state, key)])
+                                  entries=[(raw_state, key)], budget=self.graph.budget)
             self.terms.steps |= layout._steps
             if not nfa.starts:
                 return None
@@ -350,7 +351,8 @@ class _Collector:
         self.added.append((a, label, b, kind, term))
 
 
-def build_junction(left: LeftParse, right: RightContext) -> Junction:
+def build_junction(left: LeftParse, right: RightContext,
+                   budget: Budget | None = None) -> Junction:
     """The lexings of the open lexeme (the text after the last settled lexeme) into the hole
     and the text after it, laid out from the layout it begins with."""
     raw = right.terms.raw
@@ -369,7 +371,7 @@ def build_junction(left: LeftParse, right: RightContext) -> Junction:
         out = by_origin[p] = []
         if p.pos < len(text):
             col = _Collector()
-            raw._run(col, cls, chunks, cov, p, 0, p.pos, None)
+            raw._run(col, cls, chunks, cov, p, 0, p.pos, None, budget)
             out.extend(col.added)
             todo += [b for _, _, b, _, _ in col.added if b.hole < 0 and b.chunk == 0]
         else:
@@ -479,15 +481,25 @@ class IncrementalCheck:
         self.left = LeftParse(self.terms, self.grammar, self.limits)
         self.rights: dict[tuple, RightContext] = {}
         self.disabled: str | None = None
+        self.budget: Budget | None = None  # the running check's
 
-    def verdict(self, chunks: Sequence[str], sites: Sequence[Site]) -> Verdict | None:
+    def verdict(self, chunks: Sequence[str], sites: Sequence[Site],
+                budget: Budget | None = None) -> Verdict | None:
+        """YES / NO; UNKNOWN when `budget` (spent by every stage, with its deadline and
+        cancel callback) ran out; None when the classic check must answer."""
         if self.disabled is not None:
             return None
+        self.budget = budget
         try:
             return self._verdict(list(chunks), sites)
         except Fallback as exc:
             log.debug("incremental check falls back: %s", exc)
             return None
+        except BudgetExhausted as exc:
+            log.debug("incremental check stopped: %s", exc)
+            return Verdict.UNKNOWN
+        finally:
+            self.budget = None
 
     def _verdict(self, chunks: list[str], sites: Sequence[Site]) -> Verdict:
         last = chunks[-1]
@@ -511,7 +523,8 @@ class IncrementalCheck:
             self._strict_mode_off()
             right = self._right(chunks[1:], [s.moved(s.chunk - 1, s.base) for s in sites
                                              if s.chunk >= 1])
-        junction = build_junction(self.left, right)
+        right.graph.budget = self.budget
+        junction = build_junction(self.left, right, self.budget)
         if not self.terms.steps_fit():
             raise Fallback("strict mode stopped holding while entering the right context")
         answer = Verdict.NO
@@ -531,7 +544,7 @@ class IncrementalCheck:
             if len(self.rights) >= 8:
                 self.rights.pop(next(iter(self.rights)))
             got = self.rights[key] = RightContext(self.terms, self.grammar, after, sites,
-                                                  self.limits)
+                                                  self.limits, self.budget)
         return got
 
     def _strict_mode_off(self) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from holefill.budget import Budget
 from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
 from holefill.check.incremental import IncrementalCheck
 from holefill.check.window import Window
@@ -120,7 +121,7 @@ class Constraint:
         """`incremental`: the hole being filled is the first open one (the engine's case)."""
         t0 = time.perf_counter()
         if self.engine is not None and incremental:
-            got = self.engine.verdict(chunks, sites)
+            got = self.engine.verdict(chunks, sites, Budget(self.max_steps, None, self.cancel))
             if got is not None and got is not Verdict.UNKNOWN:
                 self.times_ms.append((time.perf_counter() - t0) * 1e3)
                 return got

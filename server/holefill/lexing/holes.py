@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from holefill.budget import Budget
 from holefill.grammar.tables import LexerDFA, TerminalInfo
 from holefill.lexing.anchors import Anchors, ReferenceLexer, Site, compute_anchors
 
@@ -98,9 +99,11 @@ class LexemeNFA:
 
 
 class _Builder:
-    """Accumulates states and edges, deduplicating both."""
+    """Accumulates states and edges, deduplicating both; every new edge is a step of the
+    check's budget."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget | None = None) -> None:
+        self.budget = budget
         self.state_of: dict[tuple[int, int, int, int, int], int] = {}
         self.edges = array("i")
         self.kinds: list[int] = []
@@ -120,6 +123,8 @@ class _Builder:
         key = (sa, term, sb)
         if key in self.seen:
             return
+        if self.budget is not None:
+            self.budget.spend()
         self.seen.add(key)
         self.edges.extend((sa, label, sb, weight))
         self.kinds.append(kind)
@@ -312,23 +317,27 @@ class HoleLexer:
         """The anchors of `chunks` read as the user's document (holefill.lexing.anchors)."""
         return compute_anchors(self.reference, chunks)
 
-    def build(self, chunks: Sequence[str], anchors: Anchors | None = None) -> LexemeNFA:
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA:
         """The lexeme NFA of `chunks`. `anchors`: the fixed text's reading to keep (None:
-        the anchors of `chunks` themselves; anchors.PLAIN: none, the plain semantics)."""
-        graph = self.graph(chunks, anchors)
+        the anchors of `chunks` themselves; anchors.PLAIN: none, the plain semantics).
+        `budget`: spent per edge and per step of a run from a hole (BudgetExhausted)."""
+        graph = self.graph(chunks, anchors, budget)
         graph.expand([Place(0, 0)])
         return graph.nfa()
 
-    def graph(self, chunks: Sequence[str], anchors: Anchors | None = None) -> RawGraph:
+    def graph(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> RawGraph:
         """A lexeme NFA that grows on demand: the holes, every lexeme from a hole and from
         the start of every chunk after the first; `RawGraph.expand` adds the lexemes from
         more places (the first chunk's, or places a lexeme begun elsewhere reaches)."""
         if not chunks:
             raise ValueError("a partial output has at least one chunk")
-        return RawGraph(self, chunks, self.anchors(chunks) if anchors is None else anchors)
+        return RawGraph(self, chunks, self.anchors(chunks) if anchors is None else anchors,
+                        budget)
 
     def _hole_run(self, b: _Builder, cls: list[list[int]], chunks: Sequence[str],
-                  cov: Coverage, h: int) -> list[Place]:
+                  cov: Coverage, h: int, budget: Budget | None = None) -> list[Place]:
         """The lexemes that begin in hole h and end in the text after it (in any state the
         hole may leave the DFA in, so they run far: a third of a check's lexing). They
         depend only on the chunks after the hole and their anchors, so they are replayed
@@ -337,7 +346,8 @@ class HoleLexer:
         got = self._hole_runs.get(key)
         if got is None:
             rec = _Recorder(b)
-            ends = self._run(rec, cls, chunks, cov, Place(hole=h), h + 1, 0, self.anywhere)
+            ends = self._run(rec, cls, chunks, cov, Place(hole=h), h + 1, 0, self.anywhere,
+                             budget)
             got = (rec.added, ends)
             if sum(map(len, chunks[h + 1:])) <= HOLE_RUN_CACHE_CHARS:
                 with self._hole_runs_lock:  # lexers are shared between threads
@@ -396,6 +406,7 @@ class HoleLexer:
         i: int,
         k: int,
         states: frozenset[int] | None,
+        budget: Budget | None = None,
     ) -> list[Place]:
         """Run the DFA from `origin` (text resumes at chunk i, position k) and add an edge
         for every place where a lexeme begun at `origin` may end. Returns the end places.
@@ -479,6 +490,8 @@ class HoleLexer:
             row = cls[i]
             n = len(row)
             while k < n and cur:
+                if budget is not None:
+                    budget.spend(len(cur))
                 c = row[k]
                 k += 1
                 nxt: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
@@ -550,13 +563,14 @@ class RawGraph:
     an earlier one: states and edges only get added, and new edges leave new states.
     """
 
-    def __init__(self, lexer: HoleLexer, chunks: Sequence[str], anchors: Anchors) -> None:
+    def __init__(self, lexer: HoleLexer, chunks: Sequence[str], anchors: Anchors,
+                 budget: Budget | None = None) -> None:
         self.lexer = lexer
         self.chunks = list(chunks)
         self.cls = [lexer.classes(c) for c in self.chunks]
         self.cov = Coverage([len(c) for c in self.chunks], anchors, lexer.reference.comment_like)
         self.anchors = anchors
-        self.b = _Builder()
+        self.b = _Builder(budget)
         self.done: set[Place] = set()
         last = len(self.chunks) - 1
         self.b.state(Place(0, 0))
@@ -568,8 +582,18 @@ class RawGraph:
             self.b.add(hp, EPSILON, Place(h + 1, 0), 0, KIND_EPS_LINK, EPSILON)
             for t in lexer.hole_terminals:
                 self.b.add(hp, t, hp, lexer.weight[t], KIND_HOLE, t)
-            todo += lexer._hole_run(self.b, self.cls, self.chunks, self.cov, h)
+            todo += lexer._hole_run(self.b, self.cls, self.chunks, self.cov, h, budget)
         self.expand(todo)
+
+    @property
+    def budget(self) -> Budget | None:
+        return self.b.budget
+
+    @budget.setter
+    def budget(self, budget: Budget | None) -> None:
+        """The budget later expansions spend (a graph kept across checks takes each
+        check's own)."""
+        self.b.budget = budget
 
     def expand(self, places: Sequence[Place]) -> None:
         """Adds the lexemes from `places` and from every place they reach."""
@@ -582,7 +606,8 @@ class RawGraph:
             self.done.add(p)
             self.b.state(p)
             if p.pos < len(chunks[p.chunk]):
-                todo += lexer._run(self.b, self.cls, chunks, self.cov, p, p.chunk, p.pos, None)
+                todo += lexer._run(self.b, self.cls, chunks, self.cov, p, p.chunk, p.pos, None,
+                                   self.b.budget)
             elif p.chunk < last:
                 self.b.add(p, EPSILON, Place(hole=p.chunk), 0, KIND_EPS_LINK, EPSILON)
 

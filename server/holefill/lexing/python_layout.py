@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
+from holefill.budget import Budget
 from holefill.grammar.tables import CompiledGrammar
 from holefill.lexing.anchors import Anchors, ReferenceLexer
 from holefill.lexing.holes import (
@@ -302,8 +303,9 @@ def indent_unit(chunks: Sequence[str]) -> int | None:
 
 @dataclass
 class _Product:
-    """The output NFA under construction."""
+    """The output NFA under construction; every edge is a step of the check's budget."""
 
+    budget: Budget | None = None
     n_states: int = 0
     edges: array = field(default_factory=lambda: array("i"))
     kinds: list[int] = field(default_factory=list)
@@ -323,6 +325,8 @@ class _Product:
             return
         self.seen.add(key)
         n = loops.n
+        if self.budget is not None:
+            self.budget.spend(n)
         block = array("i", loops.edges)
         block[0::4] = array("i", [a]) * n
         block[2::4] = array("i", [b]) * n
@@ -339,6 +343,8 @@ class _Product:
         key = (a, label, b, raw)
         if key in self.seen:
             return
+        if self.budget is not None:
+            self.budget.spend()
         self.seen.add(key)
         self.edges.extend((a, label, b, weight))
         self.kinds.append(kind)
@@ -488,14 +494,15 @@ class PythonLayoutLexer:
 
     # -- the product -------------------------------------------------------------------
 
-    def build(self, chunks: Sequence[str], anchors: Anchors | None = None) -> LexemeNFA:
-        raw = self.raw.build(chunks, anchors)
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA:
+        raw = self.raw.build(chunks, anchors, budget)
         unit = indent_unit(chunks)
-        nfa = self._product(chunks, raw, unit)
+        nfa = self._product(chunks, raw, unit, budget=budget)
         if unit is not None and any(step != unit for step in self._steps):
             # The fixed text indents by other steps than the unit the scan guessed (a
             # docstring with indented lines fooled it): strict mode does not hold.
-            nfa = self._product(chunks, raw, None)
+            nfa = self._product(chunks, raw, None, budget=budget)
         return nfa
 
     def fixed_moves(self, lay: Layout, label: int, term: int, eps_link: bool, a: Place,
@@ -587,14 +594,15 @@ class PythonLayoutLexer:
         return ahead
 
     def _product(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None,
-                 entries: Sequence[tuple[int, object]] | None = None) -> LexemeNFA:
+                 entries: Sequence[tuple[int, object]] | None = None,
+                 budget: Budget | None = None) -> LexemeNFA:
         """The product of `raw` with the layout rules, from the file's start, or from
         `entries` (raw state, layout key) when given (the text after a hole, from the hole
         or from a place a lexeme begun before it reaches)."""
         self._steps = set()
         # One product's answers of `_token` (layouts repeat along fixed text; unit is fixed).
         self._token_memo = {}
-        prod = _Product()
+        prod = _Product(budget)
         ids: dict[tuple[int, object], int] = {}
         todo: list[tuple[int, object]] = []
 
@@ -887,8 +895,22 @@ class PythonLexer:
     def reference(self) -> ReferenceLexer:
         return self.layout.raw.reference
 
-    def build(self, chunks: Sequence[str], anchors: Anchors | None = None) -> LexemeNFA:
-        return self.layout.build(chunks, anchors)
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA:
+        return self.layout.build(chunks, anchors, budget)
+
+    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+        """CPython refuses what our grammar accepts past its limits: more than 200 nested
+        brackets (tokenizer), more than 100 indentation levels, and expressions nested
+        deeper than its recursion limit (a chain of about 3,000 binary operators fails
+        `ast.parse` with RecursionError; 1,000 pass). Fillings only add text, so fixed text
+        past a limit is refused whatever the holes hold: the check answers UNKNOWN with the
+        reason rather than a YES that CPython would not share. Cheap scans first; the
+        reference lexer only when one could be over."""
+        fast = [c for c in chunks if _MAYBE_DEEP.search(c) or len(c) > 2 * MAX_OPERATORS]
+        if not fast:
+            return None
+        return python_limits(self.layout.raw.reference, fast, self.layout)
 
     def render_witness(
         self,
@@ -1176,3 +1198,46 @@ class _PythonRender:
         elif not glued and nxt and not nxt[0].isspace():
             out.append(" ")
         return "".join(out), levels
+
+
+# CPython's limits (Parser/tokenizer.h MAXLEVEL, MAXINDENT; the AST's recursion).
+MAX_BRACKETS = 200
+MAX_INDENT_LEVELS = 100
+MAX_OPERATORS = 1000  # per logical line: chains of binary operators nest the AST this deep
+_MAYBE_DEEP = re.compile(r"[(\[{]{40}|^[ \t]{100}", re.MULTILINE)
+_OPERATORS = frozenset(["+", "-", "*", "/", "%", "@", "**", "<<", ">>", "&", "|", "^", "//",
+                        "."])
+
+
+def python_limits(ref: ReferenceLexer, chunks: Sequence[str],
+                  layout: PythonLayoutLexer) -> str | None:
+    """The first CPython limit the fixed text of `chunks` passes (each chunk read on its
+    own), or None."""
+    terms = layout.terminals
+    for chunk in chunks:
+        depth, widths, ops = 0, [0], 0
+        for a, b, lab in ref.lex(ref.classes(chunk)):
+            if lab < 0:
+                continue
+            if lab in layout.openers:
+                depth += 1
+                if depth > MAX_BRACKETS:
+                    return f"more than {MAX_BRACKETS} nested brackets (CPython's limit)"
+            elif lab in layout.closers:
+                depth = max(0, depth - 1)
+            elif lab == layout.nl and depth == 0:
+                ops = 0
+                w = indent_width(chunk[a:b].lstrip("\r\n"))
+                while w < widths[-1]:
+                    widths.pop()
+                if w > widths[-1]:
+                    widths.append(w)
+                    if len(widths) - 1 > MAX_INDENT_LEVELS:
+                        return (f"more than {MAX_INDENT_LEVELS} indentation levels "
+                                "(CPython's limit)")
+            elif (terms[lab].literal or "") in _OPERATORS:
+                ops += 1
+                if ops > MAX_OPERATORS:
+                    return (f"an expression of more than {MAX_OPERATORS} operators on one "
+                            "line: CPython's parser runs out of recursion")
+    return None
