@@ -167,3 +167,29 @@ def test_rolling_back_after_a_refused_candidate_gives_the_same_answers(checker):
         eng.verdict([chunks[0] + t, chunks[1]], sites)
     again = [eng.verdict([chunks[0] + t, chunks[1]], sites) for t in texts]
     assert first == again == [Verdict.YES, Verdict.YES, Verdict.NO]
+
+
+def test_after_an_else_the_engine_and_the_witness_agree_where_the_window_cannot(checker):
+    """Text typed into a hole that closes the `if` body and opens its `else:` (the classic
+    window's `class _:` head refuses it): the engine says YES, and the decoder's witness
+    falls back to a window that starts where the engine's left starts."""
+    from holefill.decode.completer import make_engine
+    from holefill.decode.loop import Constraint
+
+    src = ("import os\n\nclass A:\n    def f(self, x):\n        if x:\n            y = 1\n"
+           "            z = 2\n        return y\n\n\ndef g():\n    pass\n")
+    at = src.index("            z = 2")
+    chunks = [src[:at], src[at:]]
+    window = find_window("python", chunks)
+    engine = make_engine(checker, chunks, window)
+    with_engine = Constraint(checker, window, 20_000_000, None, True, engine)
+    classic = Constraint(checker, window, 20_000_000, None, True, None)
+    sites = with_engine.sites_of(chunks)
+    typed = [chunks[0] + "        else:\n            y = 2\n            w = ", chunks[1]]
+    assert classic.verdict(typed, sites) is Verdict.NO  # the window's limit, measured
+    assert with_engine.verdict(typed, sites) is Verdict.YES
+    assert classic.witness(typed, sites, 0) is None
+    fill = with_engine.witness(typed, sites, 0)
+    assert fill is not None
+    ast_text = typed[0] + fill + typed[1]
+    __import__("ast").parse(ast_text)

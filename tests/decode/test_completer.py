@@ -276,3 +276,20 @@ def test_device_and_dtype_defaults_and_errors() -> None:
         assert choose_device("auto") in ("cpu", "mps")
         with pytest.raises(ModelError, match="no CUDA GPU"):
             choose_device("cuda")
+
+
+def test_typing_along_reuses_the_engine_of_the_previous_request(completer) -> None:
+    """Two requests at the same place, the second after the user typed on: the incremental
+    engine (its parse of the text before the cursor, its closure of the text after) is kept
+    and re-reads only what changed."""
+    src = "def mean(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
+    at = src.index("        total += x")
+    completer._engines.clear()
+    first = completer.fill([src[:at], src[at:]], "python", **FAST)
+    assert len(completer._engines) == 1
+    engine = next(iter(completer._engines.values()))
+    second = completer.fill([src[:at] + "        count", src[at:]], "python", **FAST)
+    assert list(completer._engines.values()) == [engine]
+    for chunks, res in (([src[:at], src[at:]], first),
+                        ([src[:at] + "        count", src[at:]], second)):
+        assert parses(res.text(chunks))

@@ -12,6 +12,7 @@ import os
 import statistics
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,9 @@ from holefill.decode.loop import (
 from holefill.decode.prompt import build_prompt, shown
 from holefill.decode.templates import FimTemplate
 from holefill.lexing.anchors import Site
+
+# Incremental engines kept per completer (one per recent place in a document).
+ENGINE_CACHE = 4
 
 # progress(fraction done, message) while holes are filled
 FillProgress = Callable[[float, str], None]
@@ -77,6 +81,9 @@ class Completer:
         self.backend = ModelBackend(spec, progress)
         self._session = self.backend.session()
         self._lock = threading.Lock()
+        # engines of recent requests: typing along in one place reuses the parse of the text
+        # before the cursor and the closure of the text after it
+        self._engines: OrderedDict[tuple, IncrementalCheck] = OrderedDict()
 
     @property
     def name(self) -> str:
@@ -113,6 +120,25 @@ class Completer:
         with self._lock:
             fill = _Fill(self, chunks, language, settings, _as_callable(cancel), progress)
             return fill.run(only)
+
+    def _engine_for(self, checker: Any, chunks: Sequence[str], window: Any,
+                    max_steps: int) -> IncrementalCheck:
+        """The incremental engine for a request: a recent one when the text after the hole
+        (as the window cuts it) and the text before the left's start are the same (its left
+        parse re-reads only what changed), else a new one."""
+        engine = make_engine(checker, chunks, window, max_steps)
+        last = chunks[-1]
+        key = (checker.language, window.tail, window.suffix, engine.terms.unit, max_steps,
+               hash(chunks[0][: engine.left_start]), engine.left_start,
+               tuple(chunks[1:-1]), last[: len(last) - window.tail])
+        got = self._engines.get(key)
+        if got is None:
+            got = self._engines[key] = engine
+            while len(self._engines) > ENGINE_CACHE:
+                self._engines.popitem(last=False)
+        else:
+            self._engines.move_to_end(key)
+        return got
 
     def complete(self, prefix: str, suffix: str, language: str, **kwargs: Any) -> FillResult:
         """Fill-in-the-middle at one cursor: ``fill([prefix, suffix], ...)``."""
@@ -159,7 +185,8 @@ class _Fill:
         self.sites: list[Site] = []
         if settings.constrained:
             window = find_window(self.checker.language, chunks)
-            engine = (make_engine(self.checker, chunks, window, settings.max_check_steps)
+            engine = (completer._engine_for(self.checker, chunks, window,
+                                            settings.max_check_steps)
                       if settings.incremental else None)
             self.constraint = Constraint(self.checker, window, settings.max_check_steps, cancel,
                                          settings.anchored, engine)

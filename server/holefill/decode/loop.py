@@ -132,15 +132,27 @@ class Constraint:
         return res.verdict
 
     def witness(self, chunks: list[str], sites: Sequence[Site], hole: int) -> str | None:
-        """A verified shortest filling of hole number ``hole`` of ``chunks``, or None."""
-        t0 = time.perf_counter()
-        res = self.checker.check(self.window.apply(chunks), want_witness=True,
-                                 max_steps=self.max_steps, cancel=self.cancel,
-                                 anchors=self._anchors(chunks, sites))
-        self.times_ms.append((time.perf_counter() - t0) * 1e3)
-        if res.fills is None or not res.stats.get("witness_verified"):
-            return None
-        return res.fills[hole]
+        """A verified shortest filling of hole number ``hole`` of ``chunks``, or None. When
+        the window's `class _:` head cannot take the text typed so far (an `else:` after a
+        dedent, which the engine allows), the window that starts where the engine's left
+        starts is tried too (exact at its head, slower: its left is longer)."""
+        for window in self._witness_windows():
+            t0 = time.perf_counter()
+            res = self.checker.check(window.apply(chunks), want_witness=True,
+                                     max_steps=self.max_steps, cancel=self.cancel,
+                                     anchors=window.map_anchors(Anchors(tuple(sites)), chunks))
+            self.times_ms.append((time.perf_counter() - t0) * 1e3)
+            if res.fills is not None and res.stats.get("witness_verified"):
+                return res.fills[hole]
+        return None
+
+    def _witness_windows(self) -> list[Window]:
+        out = [self.window]
+        if self.engine is not None:
+            plain = Window(self.engine.left_start, self.window.tail, "", self.window.suffix)
+            if plain != self.window:
+                out.append(plain)
+        return out
 
 
 @dataclass
