@@ -49,20 +49,17 @@ typedef struct HfWait {
   int32_t symbol, item;
 } HfWait;
 
-/* Up table states. */
-enum { HF_UP_NONE = 0, HF_UP_QUEUED = 1, HF_UP_DONE = 2 };
-
-/* The Up table of one set for one right context (a set keeps one per context it was asked
- * about, so questions about several contexts do not undo each other's work). */
+/* The Up rows of one set for one right context, computed on demand: a set keeps one table
+ * per context it was asked about (so questions about several contexts do not undo each
+ * other's work), holding only the nonterminals a question reached. */
 typedef struct HfUpTable {
   const HfRight *right;
-  uint64_t version;       /* the context's version it was computed for               */
-  int32_t state;          /* HF_UP_*                                                  */
-  int32_t count;          /* awaited nonterminals, sorted in syms                     */
-  int32_t words;          /* bitset width: the context's states / 64, rounded up      */
-  int32_t *syms;          /* owned                                                    */
-  uint64_t *bits;         /* owned: count + 1 rows (the last one is scratch)          */
-  struct HfUpTable *next; /* the set's next table                                     */
+  uint64_t version;       /* the context's version it was computed for              */
+  int32_t words;          /* bitset width: the context's states / 64, rounded up     */
+  int32_t count, cap;     /* rows                                                    */
+  int32_t *syms;          /* owned: the nonterminal of each row                      */
+  uint64_t *bits;         /* owned: cap rows of `words` words                        */
+  struct HfUpTable *next; /* the set's next table                                    */
 } HfUpTable;
 
 typedef struct HfSet {
@@ -84,7 +81,9 @@ struct HfParser {
   Array(HfPItem) items;
   Array(HfWait) waits;
   HfMap dedup;                       /* (rule, dot, origin) of the set being built */
-  HfInt32Array todo;
+  HfInt32Array todo;                 /* symbols of a set's group (Up rows)           */
+  HfInt32Array frames;               /* (set, symbol) pairs of the Up evaluation     */
+  HfVerdict fault;                   /* why the last Up evaluation returned NULL     */
   Array(uint64_t) scratch;
   uint64_t steps, max_steps, max_items;
   int limit_hit;
@@ -169,6 +168,7 @@ HfParser *hf_parser_new(const HfGrammar *grammar) {
   array_init(&self->waits);
   hf_map_init(&self->dedup);
   array_init(&self->todo);
+  array_init(&self->frames);
   array_init(&self->scratch);
   if (!hf_parser__rules(self) || hf_parser_reset(self) != HF_YES) {
     hf_parser_delete(self);
@@ -202,6 +202,7 @@ void hf_parser_delete(HfParser *self) {
   array_destroy(&self->waits);
   hf_map_destroy(&self->dedup);
   array_destroy(&self->todo);
+  array_destroy(&self->frames);
   array_destroy(&self->scratch);
   hf_free(self);
 }
@@ -251,6 +252,14 @@ static int32_t hf_parser__waiting(const HfParser *self, int32_t k, int32_t symbo
     else hi = mid;
   }
   return lo;
+}
+
+/* Whether some item of set k awaits `symbol`. */
+static bool hf_parser__awaits(const HfParser *self, int32_t k, int32_t symbol) {
+  int32_t end;
+  int32_t w = hf_parser__waiting(self, k, symbol, &end);
+  return (w < end && self->waits.contents[w].symbol == symbol) ||
+         (k == 0 && symbol == self->grammar->start);
 }
 
 /* Closes the last set (predict, complete) and indexes it.  Its seed items are in place. */
@@ -388,13 +397,12 @@ static HfUpTable *hf_parser__table(HfParser *self, int32_t k, const HfRight *r) 
   for (HfUpTable *t = set->up; t != NULL; t = t->next) {
     if (t->right != r) continue;
     if (t->version != hf_right_version(r)) {
-      hf_free(t->syms);
-      hf_free(t->bits);
-      t->syms = NULL;
-      t->bits = NULL;
       t->count = 0;
-      t->state = HF_UP_NONE;
       t->version = hf_right_version(r);
+      t->words = (hf_right_n_states(r) + 63) / 64 + 1;
+      hf_free(t->bits);
+      t->bits = NULL;
+      t->cap = 0;
     }
     return t;
   }
@@ -403,22 +411,35 @@ static HfUpTable *hf_parser__table(HfParser *self, int32_t k, const HfRight *r) 
   memset(t, 0, sizeof *t);
   t->right = r;
   t->version = hf_right_version(r);
-  t->state = HF_UP_NONE;
+  t->words = (hf_right_n_states(r) + 63) / 64 + 1;
   t->next = set->up;
   set->up = t;
   return t;
 }
 
-/* The Up bitset of symbol `a` in table t, or NULL when `a` is not awaited there. */
+/* The row of `a` in table t, or NULL. */
 static uint64_t *hf_parser__up(const HfUpTable *t, int32_t a) {
-  int32_t lo = 0, hi = t->count;
-  while (lo < hi) {
-    int32_t mid = lo + (hi - lo) / 2;
-    if (t->syms[mid] < a) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo < t->count && t->syms[lo] == a) return t->bits + (size_t)lo * (size_t)t->words;
+  for (int32_t i = 0; i < t->count; i++)
+    if (t->syms[i] == a) return t->bits + (size_t)i * (size_t)t->words;
   return NULL;
+}
+
+/* A new zeroed row for `a` in t; NULL when memory ran out. */
+static uint64_t *hf_parser__new_row(HfUpTable *t, int32_t a) {
+  if (t->count == t->cap) {
+    int32_t cap = t->cap ? 2 * t->cap : 8;
+    int32_t *syms = hf_realloc(t->syms, (size_t)cap * sizeof *syms);
+    if (syms == NULL) return NULL;
+    t->syms = syms;
+    uint64_t *bits = hf_realloc(t->bits, (size_t)cap * (size_t)t->words * sizeof *bits);
+    if (bits == NULL) return NULL;
+    t->bits = bits;
+    t->cap = cap;
+  }
+  uint64_t *row = t->bits + (size_t)t->count * (size_t)t->words;
+  memset(row, 0, (size_t)t->words * sizeof *row);
+  t->syms[t->count++] = a;
+  return row;
 }
 
 HF_INLINE int32_t hf__ctz64(uint64_t x) {
@@ -450,130 +471,125 @@ static void hf_parser__pre(HfParser *self, const HfRight *r, int32_t words, int3
   }
 }
 
-/* Computes the Up table of set k for r; the tables of its items' origins exist. */
-static HfVerdict hf_parser__up_table(HfParser *self, const HfRight *r, int32_t k) {
-  int32_t nt = self->grammar->n_terminals;
-  int32_t start = self->grammar->start;
-  int32_t words = (hf_right_n_states(r) + 63) / 64;
-  if (words == 0) words = 1;
-  HfUpTable *t = hf_parser__table(self, k, r);
-  if (t == NULL) return HF_ERROR;
-  int32_t end;
-  int32_t w0 = self->sets.contents[k].wait_start;
-  hf_parser__waiting(self, k, INT32_MAX, &end);
-  /* the awaited nonterminals, in order (waits are sorted by symbol); set 0 also holds the
-   * start symbol, whose chain ends in R's finals */
-  int32_t count = 0;
-  int32_t *syms = hf_malloc(((size_t)(end - w0) + 1) * sizeof *syms);
-  if (syms == NULL) return HF_ERROR;
-  bool root = k == 0;
-  for (int32_t w = w0; w < end; w++) {
-    int32_t x = self->waits.contents[w].symbol;
-    if (x < nt || (count && syms[count - 1] == x)) continue;
-    syms[count++] = x;
-  }
-  if (root) {
-    int32_t at = 0;
-    while (at < count && syms[at] < start) at++;
-    if (at == count || syms[at] != start) {
-      memmove(syms + at + 1, syms + at, (size_t)(count - at) * sizeof *syms);
-      syms[at] = start;
-      count++;
-    }
-  }
-  uint64_t *bits = hf_malloc(((size_t)count + 1) * (size_t)words * sizeof *bits);
-  if (bits == NULL) {
-    hf_free(syms);
-    return HF_ERROR;
-  }
-  memset(bits, 0, ((size_t)count + 1) * (size_t)words * sizeof *bits);
-  t->syms = syms;
-  t->bits = bits;
-  t->count = count;
-  t->words = words;
-  if (root) {
-    uint64_t *top = hf_parser__up(t, start);
-    for (int32_t q = 0; q < hf_right_n_states(r); q++)
-      if (hf_right__is_final(r, q)) top[q / 64] |= UINT64_C(1) << (q % 64);
-  }
-  uint64_t *add = bits + (size_t)count * (size_t)words; /* the extra row: scratch */
-  bool grew = true;
-  while (grew) {
-    grew = false;
-    for (int32_t w = w0; w < end; w++) {
-      int32_t a = self->waits.contents[w].symbol;
-      if (a < nt) continue;
-      HfPItem it = self->items.contents[self->waits.contents[w].item];
-      const HfUpTable *pt = it.origin == k ? t : hf_parser__table(self, it.origin, r);
-      const uint64_t *parent = pt == NULL ? NULL : hf_parser__up(pt, self->lhs.contents[it.rule]);
-      if (parent == NULL) continue; /* the parent's chain ended: nothing to add */
-      uint64_t *dst = hf_parser__up(t, a);
-      if (it.dot + 1 >= self->len.contents[it.rule]) {
-        memcpy(add, parent, (size_t)words * sizeof *add);
-      } else {
-        memset(add, 0, (size_t)words * sizeof *add);
-        hf_parser__pre(self, r, words, self->rhs1.contents[it.rule], parent, add);
-      }
-      for (int32_t i = 0; i < words; i++) {
-        if (add[i] & ~dst[i]) grew = true;
-        dst[i] |= add[i];
-      }
-    }
-    if (self->steps > self->max_steps) {
-      self->limit_hit = 1;
-      hf_free(t->syms);
-      hf_free(t->bits);
-      t->syms = NULL;
-      t->bits = NULL;
-      t->count = 0;
-      t->state = HF_UP_NONE;
-      return HF_UNKNOWN;
-    }
-  }
-  t->state = HF_UP_DONE;
-  return HF_YES;
-}
-
-static int hf_parser__int_cmp(const void *a, const void *b) {
-  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-  return (x > y) - (x < y);
-}
-
-/* Makes sure every set that set k's chains reach has its Up table for r (oldest first). */
-static HfVerdict hf_parser__ensure_up(HfParser *self, const HfRight *r, int32_t k) {
-  HfUpTable *tk = hf_parser__table(self, k, r);
-  if (tk == NULL) return HF_ERROR;
-  if (tk->state == HF_UP_DONE) return HF_YES;
+/* The nonterminals whose Up rows in set k the row of `a` depends on within the set (through
+ * items whose origin is k itself: predictions, left recursion), `a` included, into
+ * self->todo (as symbols). */
+static bool hf_parser__same_set(HfParser *self, int32_t k, int32_t a) {
   array_clear(&self->todo);
-  if (!array_push(&self->todo, k)) return HF_ERROR;
-  tk->state = HF_UP_QUEUED;
+  if (!array_push(&self->todo, a)) return false;
   for (size_t i = 0; i < self->todo.size; i++) {
-    int32_t s = self->todo.contents[i];
-    int32_t c1 = s + 1 < (int32_t)self->sets.size ? self->sets.contents[s + 1].items_start
-                                                  : (int32_t)self->items.size;
-    for (int32_t c = self->sets.contents[s].items_start; c < c1; c++) {
-      int32_t o = self->items.contents[c].origin;
-      HfUpTable *to = hf_parser__table(self, o, r);
-      if (to == NULL) return HF_ERROR;
-      if (to->state == HF_UP_NONE) {
-        to->state = HF_UP_QUEUED;
-        if (!array_push(&self->todo, o)) return HF_ERROR;
-      }
+    int32_t x = self->todo.contents[i], end;
+    for (int32_t w = hf_parser__waiting(self, k, x, &end);
+         w < end && self->waits.contents[w].symbol == x; w++) {
+      HfPItem it = self->items.contents[self->waits.contents[w].item];
+      if (it.origin != k) continue;
+      int32_t b = self->lhs.contents[it.rule];
+      bool seen = false;
+      for (size_t j = 0; j < self->todo.size && !seen; j++) seen = self->todo.contents[j] == b;
+      if (!seen && !array_push(&self->todo, b)) return false;
     }
   }
-  /* origins are never later than their set: ascending order computes parents first */
-  qsort(self->todo.contents, self->todo.size, sizeof *self->todo.contents, hf_parser__int_cmp);
-  for (size_t i = 0; i < self->todo.size; i++) {
-    HfVerdict v = hf_parser__up_table(self, r, self->todo.contents[i]);
-    if (v != HF_YES) {
-      for (size_t j = i; j < self->todo.size; j++) {
-        HfUpTable *t = hf_parser__table(self, self->todo.contents[j], r);
-        if (t != NULL && t->state == HF_UP_QUEUED) t->state = HF_UP_NONE;
-      }
-      return v;
-    }
+  return true;
+}
+
+/* Up(k, a) for context r: the states where `a`, begun at set k, may end so that the rest of
+ * the input's chains can be completed through R (see the top of this file).  Computed on
+ * demand with the rows it needs in earlier sets; a set's rows that depend on each other are
+ * solved together as a least fixpoint.  NULL when `a` is awaited nowhere in set k (its chain
+ * ends) or on an error or limit (self->fault says which). */
+static const uint64_t *hf_parser__up_get(HfParser *self, const HfRight *r, int32_t k0,
+                                         int32_t a0) {
+  HfUpTable *t0 = hf_parser__table(self, k0, r);
+  if (t0 == NULL) {
+    self->fault = HF_ERROR;
+    return NULL;
   }
-  return HF_YES;
+  uint64_t *got = hf_parser__up(t0, a0);
+  if (got != NULL) return got;
+  /* explicit stack of (set, symbol) frames: earlier sets first */
+  size_t base = self->frames.size;
+  if (!array_push(&self->frames, k0) || !array_push(&self->frames, a0)) goto oom;
+  while (self->frames.size > base) {
+    int32_t k = self->frames.contents[self->frames.size - 2];
+    int32_t a = self->frames.contents[self->frames.size - 1];
+    HfUpTable *t = hf_parser__table(self, k, r);
+    if (t == NULL) goto oom;
+    if (hf_parser__up(t, a) != NULL) {
+      self->frames.size -= 2;
+      continue;
+    }
+    if (!hf_parser__same_set(self, k, a)) goto oom;
+    /* rows needed from earlier sets first */
+    size_t before = self->frames.size;
+    for (size_t i = 0; i < self->todo.size; i++) {
+      int32_t x = self->todo.contents[i], end;
+      for (int32_t w = hf_parser__waiting(self, k, x, &end);
+           w < end && self->waits.contents[w].symbol == x; w++) {
+        HfPItem it = self->items.contents[self->waits.contents[w].item];
+        if (it.origin == k) continue;
+        HfUpTable *to = hf_parser__table(self, it.origin, r);
+        if (to == NULL) goto oom;
+        int32_t b = self->lhs.contents[it.rule];
+        if (hf_parser__up(to, b) == NULL && hf_parser__awaits(self, it.origin, b)) {
+          if (!array_push(&self->frames, it.origin) || !array_push(&self->frames, b)) goto oom;
+        }
+      }
+    }
+    if (self->frames.size > before) continue;
+    /* all inputs known: solve the rows of this set's group together */
+    int32_t words = t->words;
+    size_t first = (size_t)t->count;
+    for (size_t i = 0; i < self->todo.size; i++)
+      if (hf_parser__up(t, self->todo.contents[i]) == NULL &&
+          hf_parser__new_row(t, self->todo.contents[i]) == NULL)
+        goto oom;
+    if (k == 0) {
+      uint64_t *top = hf_parser__up(t, self->grammar->start);
+      if (top != NULL)
+        for (int32_t q = 0; q < hf_right_n_states(r); q++)
+          if (hf_right__is_final(r, q)) top[q / 64] |= UINT64_C(1) << (q % 64);
+    }
+    if (!array_resize(&self->scratch, (size_t)words)) goto oom;
+    uint64_t *add = self->scratch.contents;
+    bool grew = true;
+    while (grew) {
+      grew = false;
+      for (size_t row = first; row < (size_t)t->count; row++) {
+        int32_t x = t->syms[row], end;
+        for (int32_t w = hf_parser__waiting(self, k, x, &end);
+             w < end && self->waits.contents[w].symbol == x; w++) {
+          HfPItem it = self->items.contents[self->waits.contents[w].item];
+          const HfUpTable *pt = it.origin == k ? t : hf_parser__table(self, it.origin, r);
+          const uint64_t *parent = hf_parser__up(pt, self->lhs.contents[it.rule]);
+          if (parent == NULL) continue; /* the parent's chain ended */
+          uint64_t *dst = t->bits + row * (size_t)words;
+          if (it.dot + 1 >= self->len.contents[it.rule]) {
+            memcpy(add, parent, (size_t)words * sizeof *add);
+          } else {
+            memset(add, 0, (size_t)words * sizeof *add);
+            hf_parser__pre(self, r, words, self->rhs1.contents[it.rule], parent, add);
+          }
+          for (int32_t i = 0; i < words; i++) {
+            if (add[i] & ~dst[i]) grew = true;
+            dst[i] |= add[i];
+          }
+        }
+      }
+      if (self->steps > self->max_steps) {
+        self->limit_hit = 1;
+        t->count = (int32_t)first; /* drop the unfinished rows */
+        self->frames.size = base;
+        self->fault = HF_UNKNOWN;
+        return NULL;
+      }
+    }
+    self->frames.size -= 2;
+  }
+  return hf_parser__up(t0, a0);
+oom:
+  self->frames.size = base;
+  self->fault = HF_ERROR;
+  return NULL;
 }
 
 /* Whether `rest` (0, 1 or 2 symbols of a rule after some dot) derives a word from R state
@@ -614,10 +630,9 @@ static HfVerdict hf_parser__exit(HfParser *self, const HfRight *r, int32_t k, in
     int32_t x = hf_parser__next(self, it);
     if (label >= 0 && x != label) continue;
     int32_t dot = label >= 0 ? it.dot + 1 : it.dot;
-    HfVerdict v = hf_parser__ensure_up(self, r, it.origin);
-    if (v != HF_YES) return v;
-    const uint64_t *u = hf_parser__up(hf_parser__table(self, it.origin, r),
-                                      self->lhs.contents[it.rule]);
+    self->fault = HF_YES;
+    const uint64_t *u = hf_parser__up_get(self, r, it.origin, self->lhs.contents[it.rule]);
+    if (u == NULL && self->fault != HF_YES) return self->fault;
     if (u != NULL && hf_parser__reaches(self, r, it.rule, dot, s, u)) return HF_YES;
     if (self->steps > self->max_steps) {
       self->limit_hit = 1;

@@ -299,6 +299,9 @@ class RightContext:
         self.anchors = Anchors(tuple(s.moved(s.chunk + 1, s.base) for s in sites))
         self.graph: RawGraph = terms.raw.graph(self.chunks, self.anchors, budget)
         self.entries: dict[tuple[int, object], tuple[NativeRight, int] | None] = {}
+        # what runs from the open lexeme do once they cross the hole, by the states they
+        # cross with (holefill.lexing.holes.HoleLexer._run)
+        self.crossings: dict = {}
 
     def entry(self, place: Place, key: object) -> tuple[NativeRight, int] | None:
         """The native context and state where the left enters at raw `place` with layout
@@ -371,7 +374,7 @@ def build_junction(left: LeftParse, right: RightContext,
         out = by_origin[p] = []
         if p.pos < len(text):
             col = _Collector()
-            raw._run(col, cls, chunks, cov, p, 0, p.pos, None, budget)
+            raw._run(col, cls, chunks, cov, p, 0, p.pos, None, budget, right.crossings)
             out.extend(col.added)
             todo += [b for _, _, b, _, _ in col.added if b.hole < 0 and b.chunk == 0]
         else:
@@ -497,6 +500,8 @@ class IncrementalCheck:
             return None
         except BudgetExhausted as exc:
             log.debug("incremental check stopped: %s", exc)
+            for right in self.rights.values():
+                right.crossings.clear()  # a run stopped halfway may have left a partial one
             return Verdict.UNKNOWN
         finally:
             self.budget = None

@@ -407,6 +407,7 @@ class HoleLexer:
         k: int,
         states: frozenset[int] | None,
         budget: Budget | None = None,
+        crossings: dict | None = None,
     ) -> list[Place]:
         """Run the DFA from `origin` (text resumes at chunk i, position k) and add an edge
         for every place where a lexeme begun at `origin` may end. Returns the end places.
@@ -418,6 +419,11 @@ class HoleLexer:
         that the next hole must stop) steps along with ours once we cross that hole: a path
         on which it would reach an accept is no lexing at all (that earlier lexeme would have
         been longer).
+
+        `crossings`: a cache of what the run does after it crosses into the next chunk, by
+        the DFA (and obliged) states it crosses with: for callers that run from many origins
+        in one chunk before the same text (the incremental engine's junction, whose open
+        lexeme grows by a token at a time while the text after the hole stays).
         """
         dfa = self.dfa
         trans, accept, alive, killable = dfa.trans, dfa.accept, dfa.alive, dfa.killable
@@ -427,7 +433,11 @@ class HoleLexer:
 
         limit = cov.limit(origin)  # no lexeme from `origin` may end after this
 
+        recording: list[tuple[int, Place]] | None = None
+
         def emit(label: int, end: Place) -> None:
+            if recording is not None:
+                recording.append((label, end))
             flag = cov.flag_of(origin, end, label)
             if flag is None:
                 return  # the lexeme would change the reading of fixed text (anchors)
@@ -467,25 +477,27 @@ class HoleLexer:
             s, pos, n = dfa.start, k, len(row)
             lab, end = -1, -1
             while pos < n:
-                s = trans[s][row[pos]]
-                if s < 0 or not alive[s]:
+                y = trans[s][row[pos]]
+                if y < 0 or not alive[y]:
                     break
+                s = y
                 pos += 1
                 if accept[s] >= 0:
                     lab, end = accept[s], pos
             else:
-                s = -2  # alive at the chunk's end: the general run below decides
-            if s != -2:
+                # alive at the chunk's end: the general run below goes on from here, with
+                # the last accept pending (earlier ones died when it came)
+                cur = {(s, -1): [(lab, i, end)] if lab >= 0 else []}
+                k = n
+            if pos < n:
                 if lab >= 0:
                     emit(lab, Place(i, end, kill=parked))
                 return ends
-
-        # cur: (state, obliged run's state or -1) -> accepts seen earlier whose munch is
-        # still undecided, as (label, chunk, pos). A pending accept dies when its state
-        # reaches a later accept, and is confirmed when its state dies.
-        cur: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-        for s in {dfa.start} if states is None else states:
-            cur[(s, -1)] = []
+        else:
+            # cur: (state, obliged run's state or -1) -> accepts seen earlier whose munch
+            # is still undecided, as (label, chunk, pos). A pending accept dies when its
+            # state reaches a later accept, and is confirmed when its state dies.
+            cur = {(s, -1): [] for s in states}
         while True:
             row = cls[i]
             n = len(row)
@@ -552,6 +564,14 @@ class HoleLexer:
             cur = {key: [] for key in through}
             i += 1
             k = 0
+            if crossings is not None and recording is None:
+                ckey = (frozenset(cur), i, origin.flag)
+                seen = crossings.get(ckey)
+                if seen is not None:
+                    for lab, end in seen:
+                        emit(lab, end)
+                    return ends
+                recording = crossings[ckey] = []
 
 
 class RawGraph:
