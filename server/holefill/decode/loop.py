@@ -10,6 +10,7 @@ filling always exists when the model stalls or runs out of tokens.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -67,6 +68,12 @@ class DecodeSettings:
     # check with the incremental engine (holefill.check.incremental) where it applies;
     # False: the classic check for every token (for comparison in benchmarks)
     incremental: bool = True
+    # stop at a blank line after a complete statement (where closing is allowed): a
+    # multi-line suggestion at a line end ends with the block of code it wrote
+    stop_at_blank_line: bool = False
+    # stop where the model starts repeating itself (the same line twice in a row, or a short
+    # pattern over and over), cut back to where closing is allowed before the repeat
+    repetition_guard: bool = True
 
     def __post_init__(self) -> None:
         if self.on_stuck not in ON_STUCK:
@@ -83,7 +90,8 @@ class HoleResult:
     tokens: int = 0
     rejected: int = 0
     verified: bool = True
-    ended_by: str = "end"  # end, line-end, max-tokens, stuck, empty-budget
+    # end, line-end, blank-line, repetition, max-tokens, stuck, empty-budget
+    ended_by: str = "end"
     completed_by: str = "model"  # model, witness, best-stop, none
     check_ms: list[float] = field(default_factory=list)
     model_s: float = 0.0
@@ -257,7 +265,7 @@ class HoleDecoder:
             logp = self.session.step(token)
         res.model_s = self.session.model_s - model_s0
         res.ended_by = ended
-        if ended in ("end", "line-end"):
+        if ended in STOPPED:
             res.fill = self.text[len(self.heal):]
         else:
             res.fill = self._fallback()
@@ -276,14 +284,15 @@ class HoleDecoder:
             else:
                 step = self._try_text(token)
                 if step != "reject":
-                    return token, ("line-end" if step == "line-end" else None)
+                    return token, (step if step in STOPPED else None)
             self.result.rejected += 1
         return None
 
     def _try_text(self, token: int) -> str:
-        """"continue" when ``token`` was taken, "line-end" when the line ended at a valid
-        stopping point before the token's newline, "reject" otherwise. Bytes of an incomplete
-        character are taken unchecked: the check happens when the character completes."""
+        """"continue" when ``token`` was taken, a stop ("line-end", "blank-line",
+        "repetition") when the filling ended at a valid stopping point at or before the
+        token, "reject" otherwise. Bytes of an incomplete character are taken unchecked: the
+        check happens when the character completes."""
         delta, complete = self.detok.peek(token)
         if not complete and self.detok.held >= MAX_HELD_TOKENS:
             return "reject"  # no UTF-8 character takes this many pieces: invalid bytes
@@ -302,7 +311,27 @@ class HoleDecoder:
         self.accepted.append(new)
         if self._supplies_replaceable(new):
             return "line-end"
+        for kind, cut in self._shape_stops(new, delta):
+            if self._may_close(cut):
+                self.text = cut
+                return kind
         return "continue"
+
+    def _shape_stops(self, new: str, delta: str) -> list[tuple[str, str]]:
+        """Where the filling should end by its shape: at a blank line it just wrote (after a
+        complete statement: closing must be allowed there), or before the model repeats
+        itself."""
+        out = []
+        body = new[len(self.heal):]
+        if self.settings.stop_at_blank_line and "\n" in delta:
+            blank = _BLANK_LINE.search(body)
+            if blank is not None and blank.end() > len(body) - len(delta):
+                out.append(("blank-line", new[: len(self.heal) + blank.start() + 1]))
+        if self.settings.repetition_guard:
+            cut = repetition_cut(body)
+            if cut is not None:
+                out.append(("repetition", new[: len(self.heal) + cut]))
+        return out
 
     def _stop_before(self, new: str, delta: str) -> str | None:
         """A stopping point inside the new text that ends the filling: the end of the line in
@@ -398,6 +427,32 @@ class HoleDecoder:
             starts.append(healed[len(healed) // 2])
         starts.append(self.heal)
         return list(dict.fromkeys(starts))
+
+
+# The ways a filling ends with its text kept as written (others go to the fallback).
+STOPPED = ("end", "line-end", "blank-line", "repetition")
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+# A short pattern written again and again (`, 0, 0, 0, ...` or `((((((((`): 8 times or more
+# and 24 characters (tables of zeros in real code stay below it more often than not).
+_REPEATED = re.compile(r"(.{1,12}?)\1{7,}$", re.DOTALL)
+MIN_REPEATED_LINE = 4  # non-blank characters a line needs before its copy counts
+
+
+def repetition_cut(text: str) -> int | None:
+    """Where to cut `text` when its end repeats itself, or None: after the first of two
+    equal lines in a row (the model copies the line it just wrote; lines of a closing
+    bracket or two do not count), or after the first copy of a short pattern repeated
+    eight times or more at the end."""
+    lines = text.split("\n")
+    if len(lines) >= 3:  # two complete lines before the one being written
+        a, b = lines[-3], lines[-2]
+        if len(a.strip()) >= MIN_REPEATED_LINE and a == b:
+            return len("\n".join(lines[:-2]))
+    m = _REPEATED.search(text)
+    if m is not None and len(m.group(0)) >= 24 and m.group(1).strip():
+        return m.start() + len(m.group(1))
+    return None
 
 
 def _heal_consistent(text: str, heal: str) -> bool:
