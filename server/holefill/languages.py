@@ -25,6 +25,30 @@ def _generic_lexer(compiled: CompiledGrammar) -> PartialLexer:
     return GenericLexer(compiled)
 
 
+# Terminals of the C and C++ grammars that a witness should write only when nothing else will
+# do: directive lines, comments and raw strings can swallow fixed text up to the end of its line
+# (or across holes), and MACRO_NAME opens the macro forms (`A0 (x) { ... }`) that only a macro
+# definition makes valid. Witnesses pay this much extra per such lexeme written in a hole.
+C_FAMILY_WITNESS_SURCHARGE: dict[str, int] = {
+    "PP_FIRST": 4, "PP_IF_FIRST": 4, "PP_LINE": 4, "PP_IF": 4, "PP_ELSE": 4, "PP_ENDIF": 4,
+    "PP_EXTERN_C": 4, "PP_EXTERN_C_END": 4, "LINE_COMMENT": 2, "BLOCK_COMMENT": 2,
+    "STRING": 3, "MACRO_NAME": 2,
+}
+
+
+def _c_family_lexer(compiled: CompiledGrammar) -> PartialLexer:
+    """The generic lexer, with C_FAMILY_WITNESS_SURCHARGE on the witness search."""
+    from holefill.check.checker import GenericLexer
+    from holefill.lexing.holes import HoleLexer
+
+    lexer = GenericLexer(compiled)
+    terms = compiled.grammar.terminals
+    surcharge = {i: C_FAMILY_WITNESS_SURCHARGE[t.name] for i, t in enumerate(terms)
+                 if t.name in C_FAMILY_WITNESS_SURCHARGE}
+    lexer.holes = HoleLexer(compiled.lexer, terms, surcharge)
+    return lexer
+
+
 def _python_lexer(compiled: CompiledGrammar) -> PartialLexer:
     from holefill.lexing.python_layout import PythonLexer
 
@@ -54,7 +78,8 @@ class LanguageSpec:
 
 LANGUAGES: dict[str, LanguageSpec] = {
     "json": LanguageSpec("json", "json.lark", (".json",)),
-    "cpp": LanguageSpec("cpp", "cpp.lark", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".h")),
+    "cpp": LanguageSpec("cpp", "cpp.lark", (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".h"),
+                        lexer_factory=_c_family_lexer),
     "python": LanguageSpec("python", "python.lark", (".py", ".pyi"), lexer_factory=_python_lexer),
 }
 
