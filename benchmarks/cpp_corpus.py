@@ -20,11 +20,16 @@ are unpacked, `pip download --no-deps --no-binary :all: NAME==VERSION` fetches t
   C++: googletest 1.12.1 (Debian libgtest-dev: /usr/src/googletest, sources and tests),
        fmt 9.1.0 (Debian libfmt-dev: /usr/include/fmt), nlohmann-json 3.11.2 (Debian
        nlohmann-json3-dev: /usr/include/nlohmann), Boost 1.74 (Debian libboost1.74-dev:
-       boost/core, optional, smart_ptr, algorithm/string, utility), pybind11 3.1.0 (PyPI
-       sdist: include/ and tests/).
+       boost/core, optional, smart_ptr, algorithm/string, utility, iterator, range),
+       RapidJSON 1.1.0 (Debian rapidjson-dev), CLI11 2.1.2 (Debian libcli11-dev), pugixml
+       1.13 and tinyxml2 9.0.0 (Debian libpugixml-dev, libtinyxml2-dev: their headers),
+       pybind11 3.1.0 (PyPI sdist: include/ and tests/).
   C:   brotli 1.2.1 (PyPI sdist: the C library and the extension module), lz4 4.4.5 (PyPI
-       sdist: the bundled lz4 library and the extension modules), CPython 3.11's public
-       headers (Debian libpython3.11-dev: /usr/include/python3.11).
+       sdist: the bundled lz4 library and the extension modules), zstandard 0.25.0 (PyPI sdist:
+       the extension module and the bundled zstd amalgamation), psutil 7.2.2 (PyPI sdist: its
+       C sources for every platform; gcc here accepts the Linux and POSIX ones), CPython 3.11's
+       headers (Debian libpython3.11-dev: /usr/include/python3.11, each compiled after
+       Python.h).
 
     python benchmarks/cpp_corpus.py [--language cpp|c] [--sdists DIR] [--corpus NAME ...]
                                     [--failures] [--max-files N] [--jobs N]
@@ -58,7 +63,7 @@ class Corpus:
     includes: tuple[str, ...] = ()
     suffixes: tuple[str, ...] = (".cc", ".cpp", ".h", ".hpp")
     skip: tuple[str, ...] = ()  # path fragments left out (not C/C++, or generated)
-    flags: tuple[str, ...] = field(default=())
+    flags: tuple[str, ...] = field(default=())  # more compiler flags (`-include Python.h`)
 
 
 CPP_CORPORA = (
@@ -70,7 +75,13 @@ CPP_CORPORA = (
     Corpus("nlohmann-json", "3.11.2", "Debian nlohmann-json3-dev", ("/usr/include/nlohmann",)),
     Corpus("boost", "1.74", "Debian libboost1.74-dev",
            tuple(f"/usr/include/boost/{d}" for d in
-                 ("core", "optional", "smart_ptr", "algorithm/string", "utility"))),
+                 ("core", "optional", "smart_ptr", "algorithm/string", "utility", "iterator",
+                  "range"))),
+    Corpus("rapidjson", "1.1.0", "Debian rapidjson-dev", ("/usr/include/rapidjson",)),
+    Corpus("cli11", "2.1.2", "Debian libcli11-dev", ("/usr/include/CLI",)),
+    Corpus("pugixml+tinyxml2", "1.13/9.0.0", "Debian libpugixml-dev, libtinyxml2-dev",
+           ("/usr/include/pugixml.hpp", "/usr/include/pugiconfig.hpp",
+            "/usr/include/tinyxml2.h")),
     Corpus("pybind11", "3.1.0", "PyPI sdist pybind11",
            ("sdist:pybind11-3.1.0/include", "sdist:pybind11-3.1.0/tests"),
            ("sdist:pybind11-3.1.0/include", "sdist:pybind11-3.1.0/tests", PY_INCLUDE)),
@@ -82,8 +93,16 @@ C_CORPORA = (
            ("sdist:brotli-1.2.1/c/include", PY_INCLUDE), (".c", ".h"), ("/fuzz/",)),
     Corpus("lz4", "4.4.5", "PyPI sdist lz4", ("sdist:lz4-4.4.5/lz4libs", "sdist:lz4-4.4.5/lz4"),
            ("sdist:lz4-4.4.5/lz4libs", PY_INCLUDE), (".c", ".h")),
+    Corpus("zstandard", "0.25.0", "PyPI sdist zstandard",
+           ("sdist:zstandard-0.25.0/c-ext", "sdist:zstandard-0.25.0/zstd"),
+           ("sdist:zstandard-0.25.0/c-ext", "sdist:zstandard-0.25.0/zstd", PY_INCLUDE),
+           (".c", ".h")),
+    Corpus("psutil", "7.2.2", "PyPI sdist psutil", ("sdist:psutil-7.2.2/psutil",),
+           ("sdist:psutil-7.2.2/psutil", PY_INCLUDE), (".c", ".h")),
+    # The headers are parts of Python.h (most refuse to be compiled alone): each is compiled
+    # after it.
     Corpus("cpython-headers", "3.11", "Debian libpython3.11-dev", (PY_INCLUDE,), (PY_INCLUDE,),
-           (".h",)),
+           (".h",), flags=("-include", "Python.h")),
 )
 
 
@@ -128,10 +147,10 @@ class Compiler:
         self.version = subprocess.run([self.cmd[0], "-dumpfullversion"], capture_output=True,
                                       text=True).stdout.strip()
 
-    def accepts(self, path: Path, includes: Iterable[str]) -> bool:
+    def accepts(self, path: Path, includes: Iterable[str], flags: Iterable[str] = ()) -> bool:
         inc = [f"-I{i}" for i in includes]
         # A header is compiled as a source of its language; `-iquote` its own folder.
-        cmd = [*self.cmd, *inc, f"-iquote{path.parent}", "-x",
+        cmd = [*self.cmd, *inc, *flags, f"-iquote{path.parent}", "-x",
                "c" if self.cmd[0] == "gcc" else "c++", str(path)]
         key = hashlib.sha256("\0".join([self.version, *cmd, path.read_text(
             encoding="utf-8", errors="replace")]).encode()).hexdigest()
@@ -178,7 +197,7 @@ def run_corpus(corpus: Corpus, language: str, sdists: Path, jobs: int,
     cc = Compiler(language)
     includes = [str(resolve(i, sdists)) for i in corpus.includes]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        cc_ok = list(pool.map(lambda f: cc.accepts(f, includes), files))
+        cc_ok = list(pool.map(lambda f: cc.accepts(f, includes, corpus.flags), files))
     chk = Checker.for_language(language)
     out = []
     for f, c in zip(files, cc_ok, strict=True):
