@@ -1,4 +1,4 @@
-"""The regular expression of C++ raw string literals for a finite set of delimiters.
+r"""The regular expression of C++ raw string literals for a finite set of delimiters.
 
 `R"d( ... )d"` ends at the first `)d"`; since the delimiter must match, the set of raw strings
 over all delimiters is not a language a small regex (or the lexer's DFA) can hold, so a grammar
