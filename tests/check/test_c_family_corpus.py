@@ -63,14 +63,16 @@ def test_sample_file_is_valid_for_tree_sitter_and_holefill(lang: str, path: Path
     assert Checker.for_language(lang).completable([text]) is Verdict.YES
 
 
-def cuts(text: str, holes: int, seed: int, count: int) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+def cuts(
+    text: str, holes: int, seed: int, count: int
+) -> Iterator[tuple[int, list[tuple[int, int]]]]:
     """`count` seeded cuts: `holes` disjoint spans of 10-60 characters, sorted."""
     rng = random.Random(seed)
     made = 0
     while made < count:
         starts = sorted(rng.sample(range(len(text) - 70), holes))
         spans = [(s, s + rng.randint(10, 60)) for s in starts]
-        if all(a[1] < b[0] for a, b in zip(spans, spans[1:])):
+        if all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
             made += 1
             yield made, spans
 

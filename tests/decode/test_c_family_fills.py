@@ -38,7 +38,7 @@ def cut(text: str, holes: int, rng: random.Random) -> list[str]:
     while True:
         starts = sorted(rng.sample(range(len(text) - 70), holes))
         spans = [(s, s + rng.randint(10, 60)) for s in starts]
-        if all(a[1] < b[0] for a, b in zip(spans, spans[1:])):
+        if all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
             chunks, at = [], 0
             for s, e in spans:
                 chunks.append(text[at:s])
