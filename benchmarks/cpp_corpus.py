@@ -32,7 +32,9 @@ are unpacked, `pip download --no-deps --no-binary :all: NAME==VERSION` fetches t
        Python.h).
 
     python benchmarks/cpp_corpus.py [--language cpp|c] [--sdists DIR] [--corpus NAME ...]
-                                    [--failures] [--max-files N] [--jobs N]
+                                    [--failures] [--max-files N] [--jobs N] [--json OUT]
+                                    [--grammar FILE]   (a variant grammar, e.g. without a
+                                                        macro form, to measure what it buys)
 """
 
 from __future__ import annotations
@@ -188,17 +190,28 @@ class FileResult:
     ms: float
 
 
-def run_corpus(corpus: Corpus, language: str, sdists: Path, jobs: int,
-               max_files: int | None) -> list[FileResult]:
+def checker(language: str, grammar: Path | None = None):  # -> holefill.Checker
+    """The language's checker, or one over another grammar file (to measure a variant)."""
     from holefill import Checker
+    from holefill.grammar import compile_grammar_file
+    from holefill.languages import get_language
 
+    if grammar is None:
+        return Checker.for_language(language)
+    spec = get_language(language)
+    compiled = compile_grammar_file(grammar, language)
+    return Checker(compiled, spec.make_lexer(compiled))
+
+
+def run_corpus(corpus: Corpus, language: str, sdists: Path, jobs: int,
+               max_files: int | None, grammar: Path | None = None) -> list[FileResult]:
     files = corpus_files(corpus, sdists)[:max_files]
     ts = TreeSitter(language)
     cc = Compiler(language)
     includes = [str(resolve(i, sdists)) for i in corpus.includes]
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         cc_ok = list(pool.map(lambda f: cc.accepts(f, includes, corpus.flags), files))
-    chk = Checker.for_language(language)
+    chk = checker(language, grammar)
     out = []
     for f, c in zip(files, cc_ok, strict=True):
         text = f.read_text(encoding="utf-8", errors="replace")
@@ -218,15 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-files", type=int)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", type=Path, help="write per-file results here")
+    ap.add_argument("--grammar", type=Path, help="check with this grammar file instead")
     args = ap.parse_args(argv)
 
     corpora = C_CORPORA if args.language == "c" else CPP_CORPORA
     if args.corpus:
         corpora = tuple(c for c in corpora if c.name in args.corpus)
-    from holefill import Checker
     from holefill.grammar import format_stats
 
-    print(format_stats(Checker.for_language(args.language).compiled).splitlines()[1])
+    chk = checker(args.language, args.grammar)
+    print(format_stats(chk.compiled).splitlines()[1])
     head = (f"{'corpus':<16} {'version':<8} {'files':>5} {'ts':>5} {'cc':>5} {'both':>5} "
             f"{'hf':>5} {'share':>7} {'unk':>4} {'hf all':>6} {'med ms':>7} {'max ms':>7}")
     print(head)
@@ -234,7 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     dump = []
     totals = [0, 0]
     for corpus in corpora:
-        res = run_corpus(corpus, args.language, args.sdists, args.jobs, args.max_files)
+        res = run_corpus(corpus, args.language, args.sdists, args.jobs, args.max_files,
+                         args.grammar)
         if not res:
             print(f"{corpus.name:<16} (no files: is {corpus.source} installed/unpacked?)")
             continue
@@ -250,9 +265,6 @@ def main(argv: list[str] | None = None) -> int:
               f"{len(hf):>5} {share:>7} {unk:>4} {sum(r.verdict == 'yes' for r in res):>6} "
               f"{ms[len(ms) // 2]:7.1f} {ms[-1]:7.0f}")
         if args.failures:
-            from holefill import Checker as _C
-
-            chk = _C.for_language(args.language)
             for r in both:
                 if r.verdict != "yes":
                     text = r.path.read_text(encoding="utf-8", errors="replace")
