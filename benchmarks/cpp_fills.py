@@ -3,7 +3,7 @@
 For files of benchmarks/cpp_corpus.py's corpora that both oracles accept whole, cut 1-3 spans
 (10-60 characters, seeded), fill them with holefill's constrained loop, and judge the filled
 file: tree-sitter-cpp/-c (no ERROR/MISSING node) and the compiler with the corpus's include
-paths. A compiler rejection is "syntax" when one of its errors is a syntax error (`expected
+paths. A compiler rejection is "syntax" when its first error is a syntax error (`expected
 ...`, `stray ...`, `missing terminating ...`, an invalid directive) and "semantic" otherwise
 (an undeclared name, a type that is not one, a wrong argument count): the fill parses as C++
 but names things that do not exist, the part a context-free grammar cannot see (the grammars'
@@ -34,6 +34,12 @@ SYNTAX = re.compile(
 )
 
 
+# "expected" errors that g++ gives when a name is not declared as what the text uses it as
+# (a base class, a type, a macro that would expand to one): semantic, not syntax.
+UNKNOWN_NAME = re.compile(r"expected (class-name|type-specifier|constructor, destructor, or type "
+                          r"conversion|template-name)")
+
+
 def model_dir(name: str) -> Path | None:
     if name == "bundled":
         return None
@@ -60,15 +66,18 @@ def cut(text: str, holes: int, rng: random.Random) -> list[str] | None:
 
 
 def compile_verdict(cc: cpp_corpus.Compiler, path: Path, text: str, includes: list[str],
-                    flags: tuple[str, ...]) -> str:
-    """'ok', 'syntax' or 'semantic' for `text` compiled as if it were `path`."""
+                    flags: tuple[str, ...]) -> tuple[str, str]:
+    """'ok', 'syntax' or 'semantic' for `text` compiled as if it were `path`, judged by the
+    compiler's first error (later ones are often cascades of it), and that error."""
     lang = "c" if cc.cmd[0] == "gcc" else "c++"
     cmd = [*cc.cmd, *[f"-I{i}" for i in includes], *flags, f"-iquote{path.parent}", "-x", lang,
            "-"]
     res = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=300)
     if res.returncode == 0:
-        return "ok"
-    return "syntax" if SYNTAX.search(res.stderr) else "semantic"
+        return "ok", ""
+    first = next((line for line in res.stderr.splitlines() if "error:" in line), res.stderr)
+    syntax = SYNTAX.search(first) and not UNKNOWN_NAME.search(first)
+    return ("syntax" if syntax else "semantic"), first.split("error:", 1)[-1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,11 +124,13 @@ def main(argv: list[str] | None = None) -> int:
                                 top_k=8, seed=args.seed)
                 filled = "".join(c + x for c, x in zip(chunks, [*res.fills, ""], strict=True))
                 row["fills"] += 1
-                row["ts"] += ts.accepts(filled)
-                verdict = compile_verdict(cc, f, filled, includes, corpus.flags)
+                ts_ok = ts.accepts(filled)
+                row["ts"] += ts_ok
+                verdict, error = compile_verdict(cc, f, filled, includes, corpus.flags)
                 row[verdict] += 1
-                if verdict == "syntax":
-                    print(f"      syntax: {f.name}: {res.fills!r}")
+                if verdict == "syntax" or not ts_ok:
+                    print(f"      {verdict}{'' if ts_ok else ', tree-sitter refuses'}: "
+                          f"{f.name}: {res.fills!r}:{error[:100]}")
         print(f"{holes:>5} {row['fills']:>5} {row['ts']:>6} {row['ok']:>6} {row['syntax']:>6} "
               f"{row['semantic']:>8}")
         for k in totals:
