@@ -32,13 +32,14 @@ def _generic_lexer(compiled: CompiledGrammar) -> PartialLexer:
 
 
 # Terminals of the C and C++ grammars that a witness should write only when nothing else will
-# do: directive lines, comments and raw strings can swallow fixed text up to the end of its line
-# (or across holes), and MACRO_NAME opens the macro forms (`A0 (x) { ... }`) that only a macro
-# definition makes valid. Witnesses pay this much extra per such lexeme written in a hole.
+# do: directive lines and strings can swallow fixed text up to the end of its line (or across
+# holes), and MACRO_NAME opens the macro forms (`A0 (x) { ... }`) that only a macro definition
+# makes valid. Witnesses pay this much extra per such lexeme written in a hole. Comments are
+# not surcharged: a hole inside a comment (a license header) is best filled by staying in it.
 C_FAMILY_WITNESS_SURCHARGE: dict[str, int] = {
     "PP_FIRST": 4, "PP_IF_FIRST": 4, "PP_LINE": 4, "PP_IF": 4, "PP_ELSE": 4, "PP_ENDIF": 4,
-    "PP_EXTERN_C": 4, "PP_EXTERN_C_END": 4, "LINE_COMMENT": 2, "BLOCK_COMMENT": 2,
-    "STRING": 3, "MACRO_NAME": 2, "PREFIXED_MACRO": 2,
+    "PP_EXTERN_C": 8, "PP_EXTERN_C_FIRST": 8, "PP_EXTERN_C_END": 8, "STRING": 3,
+    "UD_STRING": 3, "EMPTY_UD_STRING": 3, "MACRO_NAME": 2, "PREFIXED_MACRO": 2,
 }
 
 
