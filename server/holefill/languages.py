@@ -39,7 +39,7 @@ def _generic_lexer(compiled: CompiledGrammar) -> PartialLexer:
 C_FAMILY_WITNESS_SURCHARGE: dict[str, int] = {
     "PP_FIRST": 4, "PP_IF_FIRST": 4, "PP_LINE": 4, "PP_IF": 4, "PP_ELSE": 4, "PP_ENDIF": 4,
     "PP_EXTERN_C": 8, "PP_EXTERN_C_FIRST": 8, "PP_EXTERN_C_END": 8, "STRING": 3,
-    "UD_STRING": 3, "EMPTY_UD_STRING": 3, "MACRO_NAME": 2, "PREFIXED_MACRO": 2,
+    "UD_STRING": 3, "EMPTY_UD_STRING": 3, "MACRO_NAME": 2, "PREFIXED_MACRO": 2, "SCOPE_MACRO": 2,
 }
 
 
