@@ -33,6 +33,7 @@ from holefill.languages import (
     LANGUAGES,
     LanguageSpec,
     get_language,
+    language_for_document,
     language_for_path,
     split_holes,
 )
@@ -76,7 +77,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _language(args: argparse.Namespace, path: Path) -> LanguageSpec:
-    return get_language(args.language) if args.language else language_for_path(path)
+    """--language, else the file's extension (a `.h` file goes to C unless its text is
+    evidently C++)."""
+    if args.language:
+        return get_language(args.language)
+    if path.suffix.lower() == ".h" and path.is_file():
+        return language_for_document(path, None, path.read_text("utf-8", errors="replace"))
+    return language_for_path(path)
 
 
 def _split(src: SourceFile, marker: str, at: int | None = None) -> tuple[list[str], list[str]]:
