@@ -11,6 +11,7 @@ _LAZY = {
     "Completer": "holefill.decode.completer",
     "FillResult": "holefill.decode.completer",
     "DecodeSettings": "holefill.decode.loop",
+    "DiffusionSettings": "holefill.decode.diffusion",
     "Cancelled": "holefill.decode.loop",
     "NotCompletable": "holefill.decode.loop",
 }

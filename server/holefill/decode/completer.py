@@ -39,6 +39,9 @@ ENGINE_CACHE = 4
 # progress(fraction done, message) while holes are filled
 FillProgress = Callable[[float, str], None]
 CancelSignal = threading.Event | Callable[[], bool] | None
+# "auto": a masked-diffusion model folder gets the diffusion loop, anything else the
+# autoregressive one; "diffusion" with no model takes the bundled diffusion model
+DECODERS = ("auto", "autoregressive", "diffusion")
 
 
 @dataclass
@@ -61,6 +64,8 @@ class Completer:
     ``dtype``: "auto" (bf16/fp16 on GPU, fp32 on CPU) or a name. ``template``: a family name or
     a custom template string with ``{prefix}`` and ``{suffix}``, when detection is not wanted.
     One fill runs at a time per completer (the KV cache is shared between fills).
+    ``decoder``: "autoregressive" (FIM, left to right), "diffusion" (a masked-diffusion model
+    fills every hole at once, `holefill.decode.diffusion`) or "auto" (from the model).
     """
 
     def __init__(
@@ -74,12 +79,20 @@ class Completer:
         template: FimTemplate | str | None = None,
         fim_format: str | None = None,
         progress: LoadProgress | None = None,
+        decoder: str = "auto",
     ) -> None:
         spec = ModelSpec(model=None if model is None else os.fspath(model), device=device,
                          dtype=dtype, trust_remote_code=trust_remote_code, threads=threads,
                          template=template, fim_format=fim_format)
-        self.backend = ModelBackend(spec, progress)
-        self._session = self.backend.session()
+        self.decoder = resolve_decoder(decoder, spec.model)
+        self.backend: Any
+        if self.decoder == "diffusion":
+            from holefill.decode.diffusion_backend import DiffusionBackend
+
+            self.backend = DiffusionBackend(spec, progress)
+        else:
+            self.backend = ModelBackend(spec, progress)
+            self._session = self.backend.session()
         self._lock = threading.Lock()
         # engines of recent requests: typing along in one place reuses the parse of the text
         # before the cursor and the closure of the text after it
@@ -112,11 +125,20 @@ class Completer:
         for an unknown language, NotCompletable when no filling can make the text valid,
         Cancelled when ``cancel`` fired.
         """
-        settings = DecodeSettings(constrained=constrained, max_new_tokens=max_new_tokens,
-                                  seed=seed, **options)
         chunks = list(chunks)
         if len(chunks) < 2:
             raise ValueError("chunks must hold at least two strings (one hole)")
+        if self.decoder == "diffusion":  # options: the fields of DiffusionSettings
+            from holefill.decode.diffusion import diffuse
+
+            with self._lock:
+                out = diffuse(self.backend, chunks, language, constrained=constrained,
+                              max_new_tokens=max_new_tokens, seed=seed,
+                              cancel=_as_callable(cancel), progress=progress, only=only,
+                              options=options)
+            return FillResult(out.fills, out.verified, out.stats, out.holes)
+        settings = DecodeSettings(constrained=constrained, max_new_tokens=max_new_tokens,
+                                  seed=seed, **options)
         with self._lock:
             fill = _Fill(self, chunks, language, settings, _as_callable(cancel), progress)
             return fill.run(only)
@@ -143,6 +165,17 @@ class Completer:
     def complete(self, prefix: str, suffix: str, language: str, **kwargs: Any) -> FillResult:
         """Fill-in-the-middle at one cursor: ``fill([prefix, suffix], ...)``."""
         return self.fill([prefix, suffix], language, **kwargs)
+
+
+def resolve_decoder(decoder: str, model: str | None) -> str:
+    """"autoregressive" or "diffusion" for a `decoder` setting and a model."""
+    if decoder not in DECODERS:
+        raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, not {decoder!r}")
+    if decoder != "auto":
+        return decoder
+    from holefill.decode.diffusion_backend import is_diffusion_model
+
+    return "diffusion" if is_diffusion_model(model) else "autoregressive"
 
 
 def make_engine(checker: Any, chunks: Sequence[str], window: Any,
