@@ -16,6 +16,7 @@ from pathlib import Path
 from holefill.decode.templates import FAMILIES, match_family
 
 DEFAULT_MODEL_NAME = "holefill-default"
+DIFFUSION_MODEL_NAME = "holefill-diffusion"
 
 # (family, prefix, suffix, middle): the FIM special tokens of each model family, from the one table
 # in holefill.decode.templates. The middle token is None for families whose prompt ends right
@@ -46,6 +47,12 @@ class ModelInfo:
 def default_model_path() -> Path:
     """The folder of the bundled default model (``holefill/models/default``)."""
     return Path(__file__).resolve().parent / "default"
+
+
+def diffusion_model_path() -> Path:
+    """The folder of the bundled masked-diffusion model (``holefill/models/diffusion``), the
+    default of ``--decoder diffusion``."""
+    return Path(__file__).resolve().parent / "diffusion"
 
 
 def hf_cache_dir() -> Path:
@@ -212,6 +219,11 @@ def format_models(cache_dir: Path | str | None = None) -> str:
     else:
         lines.append(f"* {DEFAULT_MODEL_NAME:<40} missing: {default_model_path()} has no model"
                      " (train it with `python -m holefill.train`)")
+    diffusion = diffusion_model_path()
+    if (diffusion / "model.safetensors").is_file():
+        weights = (diffusion / "model.safetensors").stat().st_size
+        lines.append(f"* {DIFFUSION_MODEL_NAME:<40} {'diffusion':<15} {_mb(weights):>10}  "
+                     f"{diffusion}  (bundled, --decoder diffusion)")
     root = Path(cache_dir) if cache_dir is not None else hf_cache_dir()
     found = find_local_fim_models(root)
     if found:
@@ -226,11 +238,13 @@ def format_models(cache_dir: Path | str | None = None) -> str:
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "DIFFUSION_MODEL_NAME",
     "FIM_FAMILIES",
     "ModelInfo",
     "default_model_info",
     "default_model_path",
     "detect_fim_tokens",
+    "diffusion_model_path",
     "find_local_fim_models",
     "format_models",
     "hf_cache_dir",

@@ -1,4 +1,6 @@
-"""``python -m holefill.train``: train (or resume, or export) the bundled default FIM model."""
+"""``python -m holefill.train``: train (or resume, or export) the bundled default FIM model;
+``python -m holefill.train --objective diffusion ...``: the bundled masked-diffusion model
+(its own options: ``--objective diffusion --help``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ DEFAULT_OUT = Path(__file__).resolve().parent.parent / "models" / "default"
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m holefill.train", description=__doc__)
+    p.add_argument("--objective", choices=("fim", "diffusion"), default="fim",
+                   help="fim: the default model (these options); diffusion: the diffusion "
+                   "model (see --objective diffusion --help)")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="shipped model folder")
     p.add_argument("--work", default="build/holefill-train",
                    help="work folder: corpus cache, tokenizer, checkpoints, log.csv")
@@ -67,7 +72,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--objective", choices=("fim", "diffusion"), default="fim")
+    known, rest = pre.parse_known_args(argv)
+    if known.objective == "diffusion":
+        from . import diffusion_loop
+
+        diffusion_loop.main(rest)
+        return
+    args = build_parser().parse_args(rest)
     args.sources = tuple(s for s in args.sources.split(",") if s)
     args.cycles = []
     args.phases = []
