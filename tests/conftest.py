@@ -52,3 +52,46 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     torch.set_num_threads(1)
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+def build_tiny_diffusion_model(out: Path, *, seed: int = 0, vocab_size: int = 600,
+                               context: int = 512) -> Path:
+    """A random masked-diffusion model in holefill's own format (seconds to build): the tiny
+    byte-level BPE tokenizer above plus the `<|mask|>` token, a two-layer bidirectional
+    transformer at random, saved to a folder that tests load through the code path users
+    take."""
+    import sysconfig
+
+    import torch
+
+    from holefill.decode.diffusion_models import BidirectionalConfig, BidirectionalLM
+    from holefill.train.diffusion_loop import extended_tokenizer, mdm_ids, save_model
+    from holefill.train.tokenizer import train_tokenizer
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    texts = [p.read_text(encoding="utf-8") for p in sorted(stdlib.glob("*.py"))[:40]]
+    base = out / "base-tokenizer"
+    train_tokenizer(texts, base, vocab_size=vocab_size, sample_chars=300_000, seed=seed,
+                    model_max_length=context)
+    tok = extended_tokenizer(base, out / "tokenizer")
+    torch.manual_seed(seed)
+    cfg = BidirectionalConfig(vocab_size=len(tok), hidden_size=32, num_layers=2, num_heads=2,
+                              intermediate_size=64, max_positions=context,
+                              tie_embeddings=True, mask_token_id=mdm_ids(tok).mask)
+    net = BidirectionalLM(cfg)
+    # weights larger than a trained model's: small ones give every masked position the same
+    # near-uniform guess; these spread the proposals over the vocabulary
+    net.init_weights(std=0.3)
+    model_dir = out / "model"
+    save_model(net, out / "tokenizer", model_dir)
+    return model_dir
+
+
+@pytest.fixture(scope="session")
+def tiny_diffusion_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not HAVE_MODEL_LIBS:
+        pytest.skip("torch/transformers not installed (pip install -e '.[model]')")
+    import torch
+
+    torch.set_num_threads(1)
+    return build_tiny_diffusion_model(tmp_path_factory.mktemp("tiny-diffusion"))

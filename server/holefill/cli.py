@@ -1,7 +1,8 @@
 """`holefill` on the command line.
 
     holefill serve [--tcp PORT]           the language server (stdio by default)
-    holefill fill FILE [--write]          fill every hole marker (prints a diff, or writes)
+    holefill fill FILE [--write]          fill every hole marker (prints a diff, or writes);
+                                          --decoder diffusion: a diffusion model, all at once
     holefill complete FILE:LINE:COL       print the completion at a position (1-based)
     holefill check FILE [--language L] [--hole-marker M] [--max-steps N] [--quiet]
     holefill grammar LANG
@@ -126,7 +127,8 @@ def _completer(args: argparse.Namespace) -> Completer:
         def progress(stage: str, frac: float | None) -> None:
             bar.update(frac, stage, stage=stage)
 
-        return Completer(model=model, device=args.device, progress=progress)
+        return Completer(model=model, device=args.device, progress=progress,
+                         decoder=args.decoder)
 
 
 def _precheck(args: argparse.Namespace, src: SourceFile, chunks: list[str],
@@ -149,9 +151,13 @@ def _precheck(args: argparse.Namespace, src: SourceFile, chunks: list[str],
     return False
 
 
-def _fill_options(args: argparse.Namespace) -> dict:
-    return dict(constrained=not args.no_constraint, max_new_tokens=args.max_new_tokens,
-                top_k=args.top_k, temperature=args.temperature, seed=args.seed)
+def _fill_options(args: argparse.Namespace, comp: Completer) -> dict:
+    options = dict(constrained=not args.no_constraint, max_new_tokens=args.max_new_tokens,
+                   top_k=args.top_k, temperature=args.temperature, seed=args.seed)
+    if comp.decoder == "diffusion":
+        options.update(hole_tokens=min(args.hole_tokens, args.max_new_tokens),
+                       steps=args.steps)
+    return options
 
 
 def _run_fill(comp: Completer, chunks: list[str], language: str,
@@ -161,7 +167,7 @@ def _run_fill(comp: Completer, chunks: list[str], language: str,
         def progress(frac: float, message: str) -> None:
             bar.update(frac, message)
 
-        res = comp.fill(chunks, language, progress=progress, **_fill_options(args))
+        res = comp.fill(chunks, language, progress=progress, **_fill_options(args, comp))
     if not args.quiet:
         s = res.stats
         note = "" if res.verified else ", UNVERIFIED (a check ran out of budget)"
@@ -250,7 +256,15 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", "-m", help="a model folder or a Hugging Face id in the local "
                    "cache (default: $HOLEFILL_MODEL, else the bundled model)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps")
-    p.add_argument("--max-new-tokens", type=int, default=64, help="per hole (default 64)")
+    p.add_argument("--decoder", choices=("auto", "autoregressive", "diffusion"), default="auto",
+                   help="diffusion: a masked-diffusion model fills every hole at once (the "
+                   "bundled one unless --model names one); auto: from the model")
+    p.add_argument("--max-new-tokens", type=int, default=64,
+                   help="per hole (default 64); diffusion: the positions a hole may grow to")
+    p.add_argument("--hole-tokens", type=int, default=16,
+                   help="diffusion: masked positions each hole starts with (default 16)")
+    p.add_argument("--steps", type=int, default=0,
+                   help="diffusion: model runs to unmask them (default 0: one token per run)")
     p.add_argument("--top-k", type=int, default=8, help="candidates tried per token")
     p.add_argument("--temperature", type=float, default=0.0, help="0 is greedy")
     p.add_argument("--seed", type=int, default=0)

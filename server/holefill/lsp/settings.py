@@ -31,11 +31,14 @@ class Settings:
     constrained: bool = True
     trust_remote_code: bool = False
     max_check_steps: int = 20_000_000
+    # "auto" (from the model), "autoregressive", "diffusion" (the bundled diffusion model
+    # unless `model` names one; inline completion and Fill holes both use it)
+    decoder: str = "auto"
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def model_key(self) -> tuple:
         """What a loaded model depends on: a change reloads it."""
-        return (self.model, self.device, self.dtype, self.trust_remote_code)
+        return (self.model, self.device, self.dtype, self.trust_remote_code, self.decoder)
 
 
 # client key -> (field, converter)
@@ -87,6 +90,12 @@ def _multiline(v: Any) -> str:
     raise ValueError('expected "auto", "always", "never" (or true/false)')
 
 
+def _decoder(v: Any) -> str:
+    if v in ("auto", "autoregressive", "diffusion"):
+        return str(v)
+    raise ValueError('expected "auto", "autoregressive" or "diffusion"')
+
+
 def _languages(v: Any) -> tuple[str, ...]:
     from holefill.languages import get_language
 
@@ -117,6 +126,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "constrained": ("constrained", _bool),
     "trustRemoteCode": ("trust_remote_code", _bool),
     "maxCheckSteps": ("max_check_steps", _int(1000, 10**10)),
+    "decoder": ("decoder", _decoder),
 }
 
 
