@@ -42,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="folder whose tokenizer is extended with the mask token")
     p.add_argument("--minutes", type=float, default=120.0, help="wall-clock limit of this run")
     p.add_argument("--resume", action="store_true", help="continue from WORK/ckpt.pt")
+    p.add_argument("--set-steps", type=int, default=0,
+                   help="with --resume: end the cosine schedule at this step instead")
     p.add_argument("--export-only", action="store_true", help="export WORK/ckpt.pt to OUT")
     p.add_argument("--sources", default="stdlib,site,cpp")
     p.add_argument("--cpp-share", type=float, default=0.2)
@@ -211,8 +213,10 @@ def train(args) -> None:
     ck = torch.load(ckpt_path, map_location="cpu", weights_only=False) if resume else None
     if ck is not None:
         for k, v in ck["args"].items():  # the run's shape and schedule come from the checkpoint
-            if k not in ("minutes", "resume", "ckpt_minutes", "export_only"):
+            if k not in ("minutes", "resume", "ckpt_minutes", "export_only", "set_steps"):
                 setattr(args, k, tuple(v) if k == "sources" else v)
+        if args.set_steps:
+            args.steps = args.set_steps
     torch.manual_seed(args.seed)
     cfg = model_config(args, tok)
     model = _network(cfg)
@@ -344,3 +348,24 @@ def save_model(model, tok_dir: Path, out: Path, training: dict | None = None) ->
     for p in out.iterdir():
         if p.is_file():
             p.chmod(0o644)
+
+
+def random_twin(out: Path, like: Path | None = None, *, seed: int = 0,
+                std: float = 0.3) -> Path:
+    """A model folder with the shape and tokenizer of the diffusion model in ``like`` (the
+    bundled one by default) and random weights: the worst proposer there is, for tests and
+    benchmarks. ``std`` is larger than a trained model's weights: small random weights give
+    every masked position the same near-uniform guess, these spread the guesses over the
+    vocabulary (seconds to build)."""
+    import torch
+
+    from holefill.decode.diffusion_models import BidirectionalConfig, BidirectionalLM
+    from holefill.models import diffusion_model_path
+
+    like = like or diffusion_model_path()
+    cfg = json.loads((like / "config.json").read_text())
+    torch.manual_seed(seed)
+    net = BidirectionalLM(BidirectionalConfig.from_dict(cfg["holefill"]))
+    net.init_weights(std=std)
+    save_model(net, like, out, {"random_weights": True, "seed": seed, "std": std})
+    return out
