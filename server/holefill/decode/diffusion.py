@@ -106,10 +106,13 @@ class StepLog:
 
 @dataclass
 class DiffusionOutcome:
-    fills: list[str]  # one per hole of the request (frozen holes: "")
+    fills: list[str]  # one per asked hole
     holes: list[HoleResult]
     verified: bool
     stats: dict[str, float] = field(default_factory=dict)
+    # what the model alone wrote before any fallback (masks left dropped): the paper's Con.-
+    model_fills: list[str] = field(default_factory=list)
+    masks_left: int = 0  # masked positions the model left to the fallback
 
 
 class DiffusionDecoder:
@@ -174,14 +177,17 @@ class DiffusionDecoder:
                 self.ended_by = "max-rejections"
                 break
         texts = None
-        if self.canvas.masked():
+        model_fills = self.canvas.fills()
+        left = len(self.canvas.masked())
+        if left:
             texts = self._fallback()
         fills = self.canvas.fills(texts)
         model_s = self.backend.model_s - model_s0
         return DiffusionOutcome(
             [fills[h] for h in self.asked],
             [self._hole_result(h, fills[h], model_s) for h in self.asked],
-            self.verified, self._stats(time.perf_counter() - t0, model_s))
+            self.verified, self._stats(time.perf_counter() - t0, model_s),
+            [model_fills[h] for h in self.asked], left)
 
     def _check_start(self) -> None:
         partial = self.canvas.partial()
