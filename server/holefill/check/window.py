@@ -55,9 +55,10 @@ Cost: a few `ast.parse` calls of the head, the tail and the enclosing top-level 
 10 ms per 1,000 lines). A window stays valid while text is only inserted into holes
 (`Window.apply`), so callers compute it once per request, not once per check.
 
-C, C++ and JSON windows (a head at a top-level declaration, a tail cut inside the blocks,
-namespaces, arrays and objects around the last hole with a stand-in suffix) have their own
-contract and soundness argument in holefill.check.window_brace.
+C, C++ and JSON windows (a head at the top-level declaration of the first hole, and stand-ins
+for the fixed text of the blocks, namespaces, arrays and objects before the first hole and
+after the last one) have their own contract and soundness argument in
+holefill.check.window_brace.
 """
 
 from __future__ import annotations
@@ -141,8 +142,8 @@ def find_window(language: str, chunks: Sequence[str], *, indented: bool = True) 
     if len(chunks) < 2:
         return Window()
     if name in BRACE_LANGUAGES:
-        head, tail, suffix = brace_window(name, chunks)
-        return Window(head, tail, "", suffix)
+        head, prefix, tail, suffix = brace_window(name, chunks)
+        return Window(head, tail, prefix, suffix)
     if name != "python":
         return Window()
     return _python_window(chunks, indented)

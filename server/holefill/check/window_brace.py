@@ -1,85 +1,100 @@
 """Windows for the brace languages: C, C++ and JSON (the Python window is in window.py).
 
-A check lexes and searches the whole text, so without a window a C++ check grows with the
-file (3 ms at 17 lines, 645 ms at 3,000), and the incremental engine's right context (closed
-once per hole, its triples growing about quadratically with its length) is the whole rest of
-the file. The window here has a *head* (where the text that is checked starts: also where
-the engine's left parse starts, `brace_head`) and a *tail* (how much of the last chunk is cut
-off) with a short *stand-in* that takes the place of what was cut (`brace_window`).
+Without a window a C++ check lexes and searches the whole file (3 ms at 17 lines, 645 ms at
+3,000), and the incremental engine's right context (closed once per hole, its triples growing
+about quadratically with its length) is the whole rest of the file. The window here cuts the
+text before the first hole and after the last one:
+
+- the *head* (`brace_head`, also where the engine's left parse starts) is the start of the
+  top-level declaration that holds the first hole (C, C++) or 0 (JSON, one top-level value);
+- inside that declaration (or value), *regions* of fixed text before the first hole and after
+  the last one are replaced by short stand-ins (`Window.prefix`, `Window.suffix`); the rest of
+  the file after the last hole's top-level declaration is dropped (`Window.tail`).
 
 Contract (soundness): for every filling y of the holes, if the windowed text filled with y is
-valid for our grammar, so is the whole text filled with y. This holds for every y, not only
-for fillings that keep the reading of the fixed text (the anchored semantics the checker
-applies by default), so a windowed YES is a whole-file YES under both semantics. The converse
-may fail (a window only over-rejects); on real code it holds: tests/check/test_window_brace.py
-replays every token prefix of real middles and finds no NO, and sweeps random and structured
-fillings of HumanEval-X C++ files and JSON documents for a windowed YES where the file says
-NO (none in 6,000 fillings; the sweep is the slow test there).
+valid for our grammar, so is the whole text filled with y. It holds for every y, not only for
+fillings that keep the reading of the fixed text (the anchored semantics the checker applies
+by default), so a windowed YES is a whole-file YES under both semantics. The converse may fail
+(a window only over-rejects); on real code it holds: tests/check/test_window_brace.py replays
+every token prefix of real middles and finds no NO, and sweeps random and structured fillings
+(blocks closed and reopened, extra braces, containers ended early, strings and comments left
+open) of HumanEval-X C++ files and JSON documents: no windowed YES where the file says NO in
+about 18,000 fillings (the slow test there), no real middle refused.
 
-The window is W = text[head:t] and the stand-in σ; the whole text is H W R D with H =
-text[:head], R the part of the last top-level piece after t and D the top-level pieces after
-it (C family; JSON has neither H nor D). Four facts make it sound:
+Write the whole text as H L W R D: H the verified pieces before the head, L W R the top-level
+declaration(s) from the head to the end e of the last hole's one (L before the first region
+end on the left, R after the first region start on the right), D the pieces after e (JSON has
+neither H nor D). The window is L' W R', with L' and R' the stand-in texts. Four facts make it
+sound:
 
 (1) Verified context. H and D are cut into top-level pieces at line starts (tree-sitter-cpp
 proposes the pieces, our grammar judges them: `_accepts`, one cached check per piece, so a
-file is checked once and an edit re-checks only the pieces it touched). The head is the
-start of the top-level piece that holds the first hole, or the start of the first piece that
-our grammar refuses if that comes earlier (then the whole file is NO and so must the window
-be: the refused piece is inside it). Likewise every refused piece after the last hole is kept
-inside the window. So H and D are valid, each empty or ending with a line break that no
+file is checked once and an edit re-checks only the pieces it touched). The head is the start
+of the top-level piece that holds the first hole, or the start of the first piece our grammar
+refuses if that comes earlier (then the whole file is NO for every filling, and so is the
+window: the refused piece is inside it). Every refused piece after the last hole is kept
+inside the window too. So H and D are valid, each empty or ending with a line break that no
 backslash continues.
 
 (2) Concatenation (C). For our C and C++ grammars, if A and B are valid and A is empty or ends
 with such a line break, A + B is valid: a translation unit is a sequence of declarations and
-preprocessor lines (ISO C 6.9, ISO C++ [basic.link]) and a directive starts at a line start.
-So W σ valid implies H W σ D valid once σ is replaced back by R, which (3) and (4) do.
+preprocessor lines (ISO C 6.9, ISO C++ [basic.link]), and a directive starts at a line start
+(tests/check/test_window_brace.py pins this down for our grammar). So L W R valid implies
+H L W R D valid.
 
-(3) Stand-ins that force their reading. σ is R with *regions* replaced; everything else is
-copied. A region is fixed text after the last hole that our grammar accepts in a known role
-(checked once, cached), replaced by a short text that can only be read in that role:
+(3) Stand-ins that force their reading. A region is fixed text that our grammar accepts in a
+known role (each member checked on its own, cached), replaced by a short text that can only
+be read in that role:
 
-- a block body `{ Y }` (Y accepted as the statements of a function body) becomes `{0;}`:
-  a `{` followed by an expression statement opens a compound statement and nothing else
-  (not an initializer list, class, enum or namespace body);
-- the rest of a block after one of its statements, up to the block's `}`, becomes `0;`: the
-  text before it ends with a fixed `;` or `}` after the last hole, after which `0;` can only
-  be a new statement of the block that the fixed `}` closes;
-- the rest of a namespace body (C++) after one of its declarations becomes `namespace _ {}`,
-  which is only a declaration of a namespace body;
-- JSON: the rest of an array after one of its elements (`, e2, ...`) becomes `,0`, of an
-  object `,"":0`; a `,` after a fixed value only separates elements of the container that
-  the next fixed `]` or `}` closes, and `0` is a value, `"":0` a member. A complete value
-  becomes `0`.
+- a block body `{ Y }` becomes `{0;}`: a `{` followed by an expression statement opens a
+  compound statement and nothing else (not an initializer list, class, enum or namespace
+  body);
+- after the last hole, the rest of a block after one of its statements, up to the block's
+  `}`, becomes `0;`: the text before it ends with a fixed `;` or `}` after the last hole,
+  after which `0;` can only be a new statement of the block that the fixed `}` closes; before
+  the first hole, the statements of a block from its `{` up to the last complete one become
+  `0;` (a statement right after a fixed `{`);
+- likewise the members of a namespace body (C++) become `namespace _ {}`, which is only a
+  declaration of a namespace body;
+- JSON: after the last hole, the rest of an array after one of its elements (`, e2, ...`)
+  becomes `,0`, of an object `,"":0`: a `,` after a fixed value only separates members of
+  the container that the next fixed `]` or `}` closes, and `0` is only a value, `"":0` only
+  a member. Before the first hole, the members from the `[` or `{` up to the last complete
+  one become `0,` or `"":0,`. A complete long value becomes `0`.
 
-If the windowed text is valid, every stand-in is read in its role, and a context-free grammar
-lets a subtree be replaced by any other derivation of the same role: the statements of a
-compound statement, the declarations of a namespace body, the elements of a JSON array or
-object each form a sequence whose members do not depend on their neighbours (B; the grammar
-shape of ISO C/C++ and RFC 8259, and of our grammar files: a grammar that gave, say, `switch`
-bodies their own statement rule would have to say so here). Putting each region back gives
-W R, valid.
+Before the first hole the last complete member of each body stays (a filling may continue it:
+`else`, more digits), and after the last hole the first member that ends where every reading
+is code again (fact 4). If the windowed text is valid, every stand-in is read in its role, and
+a context-free grammar lets a subtree be replaced by any other derivation of the same role:
+the statements of a compound statement, the declarations of a namespace body, the members of
+a JSON array or object each form a sequence whose members do not depend on their neighbours
+(B: the grammar shape of ISO C/C++ and RFC 8259, and of our grammar files; a grammar that
+gave, say, `switch` bodies a statement rule of their own would have to say so here). Putting
+each region back gives L W R, valid.
 
-(4) The same tokens around every region. A filling may end inside a string, comment, raw
-string or directive that runs on into the fixed text; that changes how the fixed text after
-the hole is read, and a region must be read the same way in both texts. `_modes` runs a small
-automaton over the fixed text from the last hole with every lexical state the filling could
-leave (code, string, character, line or block comment, raw string, directive, after an
-escape, after a `/`; JSON: code, string, escape), merging and dropping states as characters
-rule them out (a raw line break ends a string, `*/` a block comment, a letter is no JSON
-code), and a region may only begin and end where every surviving state is plain code. The
-stand-ins contain no quote, slash or backslash, so after each region both texts are in code
-again at the same place. Block comments and raw strings count only when their terminator
-occurs before the end of the window (the windowed text has no other). Raw strings are taken
-as `R"(...)"` (our grammar has no custom delimiters).
+(4) The same tokens around every region. Before the first hole there is no filling: the text
+is read the same way in both texts, from the head (after a verified piece: code). After the
+last hole a filling may end inside a string, comment, raw string or directive that runs on
+into the fixed text, which changes how that text is read, and a region must be read the same
+way in both texts. `_Modes` runs a small automaton over the fixed text from the last hole with
+every lexical state a filling could leave (code, string, character, line or block comment, raw
+string, directive, after an escape, after a `/` or an `R`; JSON: code, string, escape),
+merging and dropping states as characters rule them out (a raw line break ends a string, `*/`
+a block comment, a letter outside true/false/null is no JSON code), and a region may only
+begin and end where every surviving state is plain code. The stand-ins contain no quote,
+slash or backslash, so after each region both texts are in code again at the same place.
+Block comments and raw strings count only when their terminator occurs before the end of the
+window (the windowed text has no other); raw strings are taken as `R"(...)"` (our grammar has
+no custom delimiters; a grammar with them needs the raw-string states widened).
 
-JSON has one top-level value, so its head is 0 (the engine's left parse is incremental, and
-its state across requests is cached by the caller).
+The engine (holefill.check.incremental) starts its left parse at the head as it is (it has no
+stand-in for the left) and reads the right up to the tail with the suffix.
 
-Costs: one tree-sitter parse of the first chunk (head) and one of the text from the head on
-(tail), then one check per top-level piece or region not seen before (about 0.1 ms per line,
-cached: a second request on the same file re-checks nothing), and a per-character pass over
-the fixed text from the last hole to the end of its top-level piece (C) or to the end of the
-lexical synchronisation (JSON, a few characters; then a regular-expression scan).
+Costs: one tree-sitter parse of the first chunk (head) and one of the text from the head on,
+one check per top-level piece, member or body not seen before (about 0.1 ms per line, cached
+by text: a second request on the same file re-checks nothing), a per-character pass over the
+last hole's top-level declaration (C; JSON: until the readings agree, then a regular
+expression scan).
 """
 
 from __future__ import annotations
@@ -112,18 +127,21 @@ def brace_head(language: str, first: str) -> int:
     return _c_head(language, first)
 
 
-def brace_window(language: str, chunks: Sequence[str]) -> tuple[int, int, str]:
-    """(head, tail, suffix) of the window around all holes of `chunks` (see the module
-    docstring): cut `head` characters from the first chunk and `tail` from the last, and put
-    `suffix` after it."""
-    head = brace_head(language, chunks[0])
-    doc = "".join(chunks)[head:]  # the holes empty
-    p = len(doc) - len(chunks[-1])
+def brace_window(language: str, chunks: Sequence[str]) -> tuple[int, str, int, str]:
+    """(head, prefix, tail, suffix) of the window around all holes of `chunks` (see the
+    module docstring): cut `head` characters from the first chunk and put `prefix` before
+    it, cut `tail` characters from the last chunk and put `suffix` after it."""
+    start = brace_head(language, chunks[0])
+    doc = "".join(chunks)[start:]  # the holes empty
+    h = len(chunks[0]) - start  # the first hole
+    p = len(doc) - len(chunks[-1])  # the last hole
     if language == "json":
-        cut, suffix = _json_tail(doc, p)
+        left, right, e = _json_regions(doc, h, p)
     else:
-        cut, suffix = _c_tail(language, doc, p)
-    return head, len(doc) - cut, suffix
+        left, right, e = _c_all_regions(language, doc, h, p)
+    head, prefix = _stand_in_before(doc, left)
+    cut, suffix = _stand_in(doc, right, e)
+    return start + head, prefix, len(doc) - cut, suffix
 
 
 # --- parsing and checking -------------------------------------------------------------------
@@ -147,7 +165,8 @@ class _Source:
     def __init__(self, language: str, text: str) -> None:
         self.text = text
         data = text.encode("utf-8")
-        self.root = _parser(language).parse(data).root_node
+        self.tree = _parser(language).parse(data)  # nodes do not keep their tree alive
+        self.root = self.tree.root_node
         # code point index of every non-ASCII character, and the extra bytes before it
         self._wide = [m.start() for m in re.finditer(r"[^\x00-\x7f]", text)]
         extra, self._extra = 0, []
@@ -234,10 +253,11 @@ def _clean_line_start(text: str, pos: int) -> bool:
 # --- C and C++: the tail ----------------------------------------------------------------------
 
 
-def _c_tail(language: str, doc: str, p: int) -> tuple[int, str]:
-    """Where the copied part of the last chunk ends (a position of `doc`, >= p) and the
-    stand-in after it: the last hole's top-level piece (up to e) with regions replaced;
-    verified pieces after e dropped (facts 1 and 3)."""
+def _c_all_regions(language: str, doc: str, h: int, p: int
+                   ) -> tuple[list[_Region], list[_Region], int]:
+    """The regions before the first hole h and after the last hole p of `doc` (the text from
+    the head on), and the end e of the window: the last hole's top-level piece, and every
+    piece after it that our grammar refuses (facts 1 and 3)."""
     src = _Source(language, doc)
     starts = [*_piece_starts(src), len(doc)]
     e = next((b for b in starts if b > p and doc[p:b].strip()), len(doc))
@@ -245,9 +265,11 @@ def _c_tail(language: str, doc: str, p: int) -> tuple[int, str]:
     for a, b in zip(later, later[1:], strict=False):
         if b > a and not _accepts(language, doc[a:b]):
             e = b  # a refused piece stays in the window
+    left: list[_Region] = []
+    if h <= C_MODES_LIMIT:  # the text before the first hole is read from the head on
+        left = _c_left_regions(language, src, h, _Modes(_C_AUTOMATON, doc, 0, h, 1 << CODE))
     modes = _Modes(_C_AUTOMATON, doc, p, min(e, p + C_MODES_LIMIT), _c_starts(doc[p:e]))
-    regions = _c_regions(language, src, p, e, modes)
-    return _stand_in(doc, regions, e)
+    return left, _c_regions(language, src, p, e, modes), e
 
 
 @dataclass(frozen=True)
@@ -327,7 +349,10 @@ def _c_run(language: str, src: _Source, body: Any, kind: str, p: int,
 
 def _tops_from(src: _Source, p: int) -> Iterator[Any]:
     """The top-level nodes from the one that holds or follows position p on."""
-    node = src.root.first_child_for_byte(src.byte(p))
+    b = src.byte(p)
+    if b >= src.root.end_byte:  # (tree-sitter crashes on a child past the end)
+        return
+    node = src.root.first_child_for_byte(b)
     while node is not None:
         yield node
         node = node.next_sibling
@@ -368,6 +393,38 @@ def _c_body(language: str, src: _Source, block: Any, runs: list[_Region],
     return _Region(a, b, _BODY_STAND_IN)
 
 
+def _c_left_regions(language: str, src: _Source, h: int, modes: _Modes) -> list[_Region]:
+    """Before the first hole h: the members of each body around it before the last one that
+    ends before h (that one and the one holding the hole stay), and whole block bodies."""
+    runs = []
+    for body, kind in _enclosing(src, h, len(src.text), {_BLOCK: _BLOCK, _DECLS: _DECLS}):
+        if kind == _DECLS and language != "cpp":
+            continue
+        members = _inner(src, body, "{", "}")
+        if members is None:
+            continue
+        done = [m for m in members if src.end(m) <= h]
+        region = _run_before(src, body, done, modes, "\n" + _RUN_STAND_IN[kind] + "\n")
+        if region is not None and _accepts_all(language, (
+                _c_context(kind, src.text[src.start(m):src.end(m)]) for m in done[:-1])):
+            runs.append(region)
+    bodies = _c_bodies(language, src, _tops_from(src, 0), -1, h, runs, modes)
+    return sorted([*runs, *(b for b in bodies if b.end < h)], key=lambda r: r.start)
+
+
+def _run_before(src: _Source, body: Any, done: list[Any], modes: _Modes,
+                stand_in: str, sep: str = "") -> _Region | None:
+    """The members of `body` from its opening bracket up to the last of `done` (which
+    stays), when they alone fill that text and it is long enough to replace."""
+    if len(done) < 2:
+        return None
+    a, b = src.start(body) + 1, src.start(done[-1])
+    if len(src.text[a:b].strip()) < MIN_REGION or not modes.code_at(a) \
+            or not modes.code_at(b) or not _tiles(src, done[:-1], a, b, sep=sep, last=sep):
+        return None
+    return _Region(a, b, stand_in)
+
+
 def _inner(src: _Source, node: Any, opening: str, closing: str) -> list[Any] | None:
     """The children between a node's brackets, or None when the brackets are not there in
     the text (tree-sitter recovered from an error with a MISSING one)."""
@@ -380,16 +437,35 @@ def _inner(src: _Source, node: Any, opening: str, closing: str) -> list[Any] | N
     return kids[1:-1]
 
 
-def _tiles(src: _Source, members: list[Any], a: int, b: int, sep: str = "") -> bool:
-    """The members cover text[a:b] with only blanks (JSON: a `sep` and blanks) between
-    them and before the first one: so the region is exactly these members."""
+def _tiles(src: _Source, members: list[Any], a: int, b: int, sep: str = "",
+           last: str = "") -> bool:
+    """The members cover text[a:b] with only blanks between them (JSON: a `sep` and blanks;
+    before the first one a `sep` if a follows a member, nothing if it follows the opening
+    bracket) and `last` and blanks after the last one: so the region is these members."""
     text, pos = src.text, a
-    for m in members:
+    for k, m in enumerate(members):
         gap = text[pos:src.start(m)].strip()
-        if gap != sep:
+        if gap != (sep if k or text[a - 1] not in "[{" else ""):
             return False
         pos = src.end(m)
-    return not text[pos:b].strip()
+    return text[pos:b].strip() == last
+
+
+def _stand_in_before(doc: str, regions: list[_Region]) -> tuple[int, str]:
+    """The cut before the first hole ends at the last region (0 without one); the prefix is
+    the text up to there with every region replaced by its stand-in."""
+    if not regions:
+        return 0, ""
+    return regions[-1].end, _replaced(doc, regions, 0, regions[-1].end)
+
+
+def _replaced(doc: str, regions: list[_Region], start: int, end: int) -> str:
+    pos, out = start, []
+    for r in regions:
+        out += [doc[pos:r.start], r.stand_in]
+        pos = r.end
+    out.append(doc[pos:end])
+    return "".join(out)
 
 
 def _stand_in(doc: str, regions: list[_Region], e: int) -> tuple[int, str]:
@@ -397,30 +473,53 @@ def _stand_in(doc: str, regions: list[_Region], e: int) -> tuple[int, str]:
     with every region replaced by its stand-in."""
     if not regions:
         return e, ""
-    pos, out = regions[0].start, []
-    for r in regions:
-        out += [doc[pos:r.start], r.stand_in]
-        pos = r.end
-    out.append(doc[pos:e])
-    return regions[0].start, "".join(out)
+    return regions[0].start, _replaced(doc, regions, regions[0].start, e)
 
 
 # --- JSON -----------------------------------------------------------------------------------
 
 
-def _json_tail(doc: str, p: int) -> tuple[int, str]:
-    """The copied part and the stand-in of a JSON text: the rests of the arrays and objects
-    around the last hole, and long complete values after it (fact 3)."""
+_CONTAINERS = {"array": "array", "object": "object"}
+
+
+def _json_regions(doc: str, h: int, p: int) -> tuple[list[_Region], list[_Region], int]:
+    """Before the first hole h: the elements of the arrays and objects around it before the
+    last complete one, and long complete values; after the last hole p: the rests of the
+    containers around it, and long complete values (fact 3). The window ends at the end."""
     src = _Source("json", doc)
     e = len(doc)
-    modes = _Modes(_JSON_AUTOMATON, doc, p, e, _JSON_STARTS)
+    before = _Modes(_JSON_AUTOMATON, doc, 0, h, 1 << J_CODE)
     runs = []
-    for node, kind in _enclosing(src, p, e, {"array": "array", "object": "object"}):
-        region = _json_run(src, node, kind, p, modes)
+    for node, kind in _enclosing(src, h, e, _CONTAINERS):
+        kids = _inner(src, node, *("[]" if kind == "array" else "{}"))
+        if kids is None:
+            continue
+        done = [k for k in _json_members(kids) if src.end(k) < h]
+        region = _run_before(src, node, done, before, "0," if kind == "array" else '"":0,',
+                             sep=",")
+        if region is not None and _json_members_valid(src, kind, done[:-1]):
+            runs.append(region)
+    values = [v for v in _json_values(src, src.root, -1, h, runs, before)
+              if doc.find(_neighbour(doc, v.end, 1), v.end) < h]
+    left = sorted([*runs, *values], key=lambda r: r.start)
+    after = _Modes(_JSON_AUTOMATON, doc, p, e, _JSON_STARTS)
+    runs = []
+    for node, kind in _enclosing(src, p, e, _CONTAINERS):
+        region = _json_run(src, node, kind, p, after)
         if region is not None:
             runs.append(region)
-    values = list(_json_values(src, src.root, p, e, runs, modes))
-    return _stand_in(doc, sorted([*runs, *values], key=lambda r: r.start), e)
+    values = list(_json_values(src, src.root, p, e, runs, after))
+    return left, sorted([*runs, *values], key=lambda r: r.start), e
+
+
+def _json_members(kids: list[Any]) -> list[Any]:
+    return [k for k in kids if k.is_named and k.type != "comment"]
+
+
+def _json_members_valid(src: _Source, kind: str, members: list[Any]) -> bool:
+    """Each member is a valid element (array) or member (object) on its own."""
+    wrap = (lambda t: t) if kind == "array" else (lambda t: "{" + t + "}")
+    return _accepts_all("json", (wrap(src.text[src.start(m):src.end(m)]) for m in members))
 
 
 def _json_run(src: _Source, node: Any, kind: str, p: int, modes: _Modes) -> _Region | None:
@@ -431,9 +530,12 @@ def _json_run(src: _Source, node: Any, kind: str, p: int, modes: _Modes) -> _Reg
     kids = _inner(src, node, *brackets)
     if kids is None:
         return None
-    members = [k for k in kids if k.is_named and k.type != "comment"]
+    members = _json_members(kids)
     ends = [src.end(m) for m in members]
-    a = next((x for x in ends if x > p and modes.code_at(x)), None)
+    # after a member that ends after the hole, read as code, and ends like a value (not a
+    # `{`, `[`, `,` or `:`: tree-sitter may recover from the hole's error with odd members)
+    a = next((x for x in ends if x > p and modes.code_at(x)
+              and _neighbour(text, x, -1) not in ("{", "[", ",", ":")), None)
     close = src.end(node) - 1
     if a is None or len(text[a:close].strip()) < MIN_REGION:
         return None
@@ -441,8 +543,7 @@ def _json_run(src: _Source, node: Any, kind: str, p: int, modes: _Modes) -> _Reg
     if not rest or not modes.code_at(close) \
             or not _tiles(src, rest, a, close, sep=","):
         return None
-    wrap = (lambda t: t) if kind == "array" else (lambda t: "{" + t + "}")
-    if not _accepts_all("json", (wrap(text[src.start(m):src.end(m)]) for m in rest)):
+    if not _json_members_valid(src, kind, rest):
         return None
     return _Region(a, close, ",0" if kind == "array" else ',"":0')
 
