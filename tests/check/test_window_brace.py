@@ -174,6 +174,17 @@ def test_a_declaration_right_after_the_hole_stays_in_the_window():
             "cpp", filled(find_window("cpp", split(src)).apply(split(src)), [fill])), fill
 
 
+def test_an_unclosed_bracket_at_the_hole_does_not_stretch_the_window():
+    """With the hole empty, `if (a > ` never closes: tree-sitter then reads the rest of the
+    file as one node; the pieces after the hole come from the text after it alone."""
+    rest = "".join(FUNC.format(k=k) for k in range(2, 40))
+    src = FUNC.format(k=1) + "int h(int a) {\n  if (a > <|hole|>b = 2;\n  return a;\n}\n" + rest
+    w, text = window_text("cpp", src)
+    assert text == "int h(int a) {\n  if (a > <|hole|>b = 2;\n  return a;\n}\n"
+    assert w.tail == len(rest)
+    assert accepts("cpp", text.replace(HOLE, "0) {"))
+
+
 # Fillings that close and reopen blocks, add braces, open literals, leave things unfinished.
 STRUCTURED_CPP = ["}", "}}", "{", "{{", "} int g() {", "}\n}\nint h() {", "} namespace N {",
                   "} struct S {", "} else {", "0;}", "/*", "//", '"', "'", 'R"(', ")\"",

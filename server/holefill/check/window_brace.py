@@ -257,14 +257,16 @@ def _c_all_regions(language: str, doc: str, h: int, p: int
                    ) -> tuple[list[_Region], list[_Region], int]:
     """The regions before the first hole h and after the last hole p of `doc` (the text from
     the head on), and the end e of the window: the last hole's top-level piece, and every
-    piece after it that our grammar refuses (facts 1 and 3)."""
-    src = _Source(language, doc)
-    starts = [*_piece_starts(src), len(doc)]
-    e = next((b for b in starts if b > p and doc[p:b].strip()), len(doc))
+    piece after it that our grammar refuses (facts 1 and 3). The pieces after the last hole
+    come from a parse of the text after it alone: with the holes empty, an unclosed bracket
+    of the filling's place can make tree-sitter read the whole rest of the file as one node."""
+    starts = [p + b for b in _piece_starts(_Source(language, doc[p:]))][1:] + [len(doc)]
+    e = next((b for b in starts if doc[p:b].strip()), len(doc))
     later = [b for b in starts if b >= e]
     for a, b in zip(later, later[1:], strict=False):
         if b > a and not _accepts(language, doc[a:b]):
             e = b  # a refused piece stays in the window
+    src = _Source(language, doc[:e])
     left: list[_Region] = []
     if h <= C_MODES_LIMIT:  # the text before the first hole is read from the head on
         left = _c_left_regions(language, src, h, _Modes(_C_AUTOMATON, doc, 0, h, 1 << CODE))
