@@ -182,7 +182,7 @@ def test_an_unclosed_bracket_at_the_hole_does_not_stretch_the_window():
     w, text = window_text("cpp", src)
     assert text == "int h(int a) {\n  if (a > <|hole|>b = 2;\n  return a;\n}\n"
     assert w.tail == len(rest)
-    assert accepts("cpp", text.replace(HOLE, "0) {"))
+    assert accepts("cpp", text.replace(HOLE, "0) "))
 
 
 # Fillings that close and reopen blocks, add braces, open literals, leave things unfinished.
