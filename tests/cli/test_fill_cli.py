@@ -116,3 +116,27 @@ def test_progress_is_shown_as_plain_lines_when_stderr_is_not_a_terminal(tmp_path
     assert any(line.startswith("loading model: ") for line in lines), proc.stderr
     assert any(line.startswith("filling: ") for line in lines), proc.stderr
     assert "\r" not in proc.stderr  # no redrawn terminal line in a log
+
+
+def test_fill_and_complete_with_a_diffusion_model(tmp_path, tiny_diffusion_dir):
+    """`--decoder diffusion` (and auto-detection from the folder) runs the diffusion loop:
+    every hole at once, only insertions, the file parses; progress names its steps."""
+    target = tmp_path / "holes.py"
+    original = "def f(a):\n    return (a + <|hole|>)\n\nx = [<|hole|>\ny = 1\n"
+    target.write_text(original)
+    proc = run("fill", str(target), "--write", "--decoder", "diffusion", "--max-new-tokens",
+               "8", "--hole-tokens", "4", model=tiny_diffusion_dir, quiet=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "diffusion step" in proc.stderr
+    filled = target.read_text()
+    ast.parse(filled)
+    pos = 0
+    for chunk in original.split("<|hole|>"):
+        found = filled.find(chunk, pos)
+        assert found >= 0, chunk
+        pos = found + len(chunk)
+    target.write_text("def f(a):\n    return a +\n\nprint(f(1))\n")
+    proc = run("complete", f"{target}:2:15", "--max-new-tokens", "6",
+               model=tiny_diffusion_dir)  # decoder auto: detected from the folder
+    assert proc.returncode == 0, proc.stderr
+    ast.parse("def f(a):\n    return a +" + proc.stdout + "\n\nprint(f(1))\n")
