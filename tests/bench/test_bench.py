@@ -44,7 +44,9 @@ def test_quick_run_writes_the_report_the_results_and_the_plots(quick_run: Path) 
         assert heading in report
     results = json.loads((quick_run / "results.json").read_text(encoding="utf-8"))
     assert set(results["plots"]) == {"scaling_file_size", "scaling_holes", "validity",
-                                     "time_per_token"}
+                                     "time_per_token", "pass_at_1"}
+    assert "## Functional correctness: pass@1" in report
+    assert "### Published figures of other FIM models" in report
     for name in results["plots"].values():
         assert (quick_run / name).read_bytes().startswith(PNG)
         assert f"]({name})" in report
@@ -69,6 +71,19 @@ def test_constrained_with_witness_is_always_valid_and_the_oracles_accept_the_ori
     if rows["cpp", "Ref."]["valid g++"] is not None:  # g++ installed
         assert rows["cpp", "Ref."]["valid g++"] == 100.0
         assert rows["cpp", "Ref."]["pass"] == 100.0
+
+
+def test_quick_run_tests_every_humaneval_infilling_split_and_the_originals_pass(
+        quick_run: Path) -> None:
+    results = json.loads((quick_run / "results.json").read_text(encoding="utf-8"))
+    groups = {(r["key"], r["mode"]): r for r in results["by_group"]}
+    for split in ("single-line", "multi-line", "random-span", "random-span-light"):
+        for mode in ("Ref.", "Van.", "Con.-", "Con.", "Chk."):
+            assert groups[f"python {split}", mode]["pass"] is not None, (split, mode)
+        assert groups[f"python {split}", "Ref."]["pass"] == 100.0
+        assert groups[f"python {split}", "Con."]["valid ast.parse if verified"] in (100.0, None)
+    assert set(results["paired_with_vanilla"]["Con."]) >= {"python single-line", "cpp span 1h"}
+    assert "test sandbox" in results["environment"]
 
 
 def test_scaling_replays_only_completable_states(quick_run: Path) -> None:

@@ -6,9 +6,10 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from . import published
 from .baselines import MaskRun
 from .metrics import median, percentile
-from .plots import PRIMARY_ORACLE
+from .plots import PRIMARY_ORACLE, functional_rows
 from .results import BenchResults
 from .scaling import Cell
 
@@ -30,7 +31,7 @@ def table(head: Sequence[str], body: Iterable[Sequence[str]]) -> str:
 def render(res: BenchResults) -> str:
     parts = [_header(res), _setup(res)]
     if res.by_language:
-        parts += [_summary(res), _headline(res), _groups(res)]
+        parts += [_summary(res), *_functional(res), _headline(res), _groups(res)]
     if res.cells:
         parts += [_scaling(res), _baselines(res)]
     parts.append(_notes(res))
@@ -50,11 +51,23 @@ def _setup(res: BenchResults) -> str:
     rows += [["preset", "quick" if cfg.quick else "full"],
              ["samples per group", f"python {cfg.python_per_group}, cpp {cfg.cpp_per_group}, "
                                    f"json {cfg.json_per_group}"],
+             ["HumanEval-Infilling", _infilling_setup(cfg)],
              ["python files", f"standard library, <= {cfg.python_max_lines} lines"],
              ["decoding", f"greedy, max {cfg.max_new_tokens} new tokens per hole, top-k "
                           f"{cfg.top_k}, seed {cfg.seed}"],
              ["wall time", ", ".join(f"{k} {v:.0f} s" for k, v in res.wall_s.items())]]
     return "## Setup\n\n" + table(["", ""], rows)
+
+
+def _infilling_setup(cfg: Any) -> str:
+    if not cfg.infilling_splits:
+        return "not run"
+    each = ("every task" if cfg.infilling_per_split is None
+            else f"a fixed sample of {cfg.infilling_per_split} tasks (seed {cfg.seed})")
+    budgets = ", ".join(f"{k} {v}" for k, v in cfg.infilling_max_new_tokens
+                        if k in cfg.infilling_splits)
+    return (f"{', '.join(cfg.infilling_splits)}: {each} per split; max new tokens {budgets}; "
+            f"tests time out after {cfg.run_timeout_s:.0f} s")
 
 
 def _summary(res: BenchResults) -> str:
@@ -79,6 +92,102 @@ def _summary(res: BenchResults) -> str:
     return "## Summary\n\n" + table(head, body) + (
         f"\n\n![validity per mode]({res.plots.get('validity', '')})"
         f"\n\n![time per token]({res.plots.get('time_per_token', '')})")
+
+
+FUNCTIONAL_MODES = ("Van.", "Con.-", "Con.", "Chk.")
+
+
+def _functional(res: BenchResults) -> list[str]:
+    """pass@1, validity and exact match per tested split, side by side, and Con. against Van.
+    (an empty list when no tests ran)."""
+    rows = functional_rows(res.by_group)
+    if not rows:
+        return []
+
+    def get(group: str, mode: str, key: str) -> Any:
+        row = next((r for r in rows if r["key"] == group and r["mode"] == mode), {})
+        return row.get(key)
+
+    head = ["split", "n", *(f"pass@1 % {m}" for m in FUNCTIONAL_MODES),
+            *(f"valid % {m}" for m in FUNCTIONAL_MODES), "exact % Van.", "exact % Con.",
+            "Con. vs Van. (tasks won / lost)", "Con. per token × Van.", "Con. check ms/token",
+            "Con. witness %"]
+    body = []
+    groups = list(dict.fromkeys(r["key"] for r in rows))
+    paired = res.paired.get("Con.", {})
+    for g in groups:
+        lang = get(g, "Van.", "language")
+        valid = f"valid {PRIMARY_ORACLE[lang]}"
+        duel = paired.get(g, {})
+        body.append([g, str(get(g, "Van.", "n")),
+                     *(fmt(get(g, m, "pass")) for m in FUNCTIONAL_MODES),
+                     *(fmt(get(g, m, valid)) for m in FUNCTIONAL_MODES),
+                     fmt(get(g, "Van.", "exact")), fmt(get(g, "Con.", "exact")),
+                     f"+{duel.get('gains', 0)} / -{duel.get('losses', 0)}",
+                     fmt(get(g, "Con.", "overhead_per_token"), 2),
+                     fmt(get(g, "Con.", "check_ms_per_token"), 2),
+                     fmt(get(g, "Con.", "witness"))])
+    verdict = _con_vs_van(groups, lambda g, m: get(g, m, "pass"), paired)
+    text = (
+        "## Functional correctness: pass@1\n\n"
+        "HumanEval-Infilling (Python; the filled program runs the task's `check`) and the "
+        "HumanEval-X C++ spans (compiled with the task's `main`). One greedy filling per task, "
+        "so pass@1 is the share of tasks whose tests pass. Validity: `ast.parse` for Python, "
+        "tree-sitter for C++. Exact match on HumanEval-Infilling ignores blanks at line ends and "
+        "trailing newlines. A single-line task's filling stops at the end of its first line "
+        "(in every mode). `Con. vs Van.`: tasks Con. passes and Van. fails / the reverse. "
+        f"Tests ran in a sandbox: {res.environment.get('test sandbox', '-')}.\n\n"
+        + table(head, body) + "\n\n" + verdict)
+    if res.plots.get("pass_at_1"):
+        text += f"\n\n![pass@1 per split and mode]({res.plots['pass_at_1']})"
+    return [text, _published(res, lambda g, m: get(g, m, "pass"), groups)]
+
+
+def _published(res: BenchResults, get: Any, groups: Sequence[str]) -> str:
+    """Published pass@1 of other FIM models beside this run's, with the sources."""
+    model = res.environment.get("model", "this run's model").split(" (")[0]
+
+    def ours(group: str, mode: str = "Con.") -> str:
+        return fmt(get(group, mode)) if group in groups else "-"
+
+    py = [[f.model, "yes" if f.open_weights else "no", fmt(f.single_line), fmt(f.multi_line),
+           fmt(f.random_span), "Bavarian et al. 2022, Table 4"]
+          for f in published.HUMANEVAL_INFILLING]
+    py.append([f"**{model}, this run, Con. (Van.)**", "yes",
+               *(f"{ours(f'python {s}')} ({ours(f'python {s}', 'Van.')})"
+                 for s in ("single-line", "multi-line", "random-span")), "this report"])
+    cpp = [[c.model, str(c.holes), fmt(c.van), fmt(c.con_minus), fmt(c.con)]
+           for c in published.HUMANEVAL_X_CPP_SPANS]
+    cpp += [[f"**{model}, this run**", str(k), ours(f"cpp span {k}h", "Van."),
+             ours(f"cpp span {k}h", "Con.-"), ours(f"cpp span {k}h")] for k in (1, 2, 3)]
+    return "\n\n".join([
+        "### Published figures of other FIM models",
+        "Not measured here: read from the cited tables, under their own protocols (sampling, "
+        "samples per task, prompt format), so they place this run's numbers rather than rank "
+        "them. HumanEval-Infilling pass@1 %, from " + published.FIM_PAPER + ":",
+        table(["model", "open weights", "single-line", "multi-line", "random-span", "source"],
+              py),
+        "HumanEval-X C++ spans, pass@1 %, from " + published.MRI_PAPER + ":",
+        table(["model", "holes", "Van.", "Con.-", "Con."], cpp)])
+
+
+def _con_vs_van(groups: Sequence[str], get: Any, paired: dict[str, dict[str, int]]) -> str:
+    """The sentence that says whether Con. ever lost pass@1 against Van., and where it gained."""
+    lost = [g for g in groups if _num(get(g, "Con.")) < _num(get(g, "Van."))]
+    gained = [g for g in groups if _num(get(g, "Con.")) > _num(get(g, "Van."))]
+    head = ("**Con. loses pass@1 against Van. on no split.**" if not lost else
+            "**Con. loses pass@1 against Van. on: " + ", ".join(
+                f"{g} ({fmt(get(g, 'Con.'))} vs {fmt(get(g, 'Van.'))})" for g in lost) + ".**")
+    gains = ("It gains on: " + ", ".join(
+        f"{g} (+{fmt(_num(get(g, 'Con.')) - _num(get(g, 'Van.')))} points, "
+        f"{paired.get(g, {}).get('gains', 0)} task(s) won)" for g in gained) + "."
+             if gained else "It gains on no split.")
+    lost_tasks = sum(paired.get(g, {}).get("losses", 0) for g in groups)
+    return (f"{head} {gains} Tasks Van. passes and Con. fails, over all splits: {lost_tasks}.")
+
+
+def _num(x: Any) -> float:
+    return -1.0 if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
 def _valid_cols(row: dict[str, Any]) -> list[str]:
@@ -205,9 +314,11 @@ def _notes(res: BenchResults) -> str:
   per prefix is too slow), so Chk.'s g++ and test columns are the independent ones.
 - **Oracles.** Python `ast.parse`; C++ tree-sitter-cpp (no ERROR/MISSING node) and
   `g++ -std=c++17 -fsyntax-only` (which also checks names and types, so it is stricter than
-  syntax); JSON `json.loads`. Tests: the filled program compiled with the task's `test` and
-  run with a time limit. HumanEval-X CPP/38 is not a program (excluded); tree-sitter rejects
-  the canonical CPP/22 and CPP/137, so they are left out too.
+  syntax); JSON `json.loads`. Tests: for C++ the filled program compiled with the task's
+  `test` and run with a time limit; for HumanEval-Infilling `prompt + filling + suffix`, the
+  task's `test` and `check(entry_point)` run by a sandboxed Python (holefill/bench/sandbox.py).
+  HumanEval-X CPP/38 is not a program (excluded); tree-sitter rejects the canonical CPP/22 and
+  CPP/137, so they are left out too.
 - **Times.** Every completability check of the decoding loop is timed (p50/p90/p99 pool all
   checks, rejected candidates included); check ms/token = check time of a sample / tokens it
   generated; witness searches count in end-to-end time only. Each fill starts without a
