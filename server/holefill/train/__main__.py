@@ -34,11 +34,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-train-chars", type=int, default=120_000_000)
     p.add_argument("--valid-percent", type=float, default=2.0)
     p.add_argument("--chunk-chars", type=int, default=1600)
-    p.add_argument("--packing", choices=("split", "whole"), default="split",
-                   help="split: concatenate examples and cut rows (an example may straddle two"
-                   " rows); whole: rows of whole examples, padded")
-    p.add_argument("--example-chars", type=int, default=0,
-                   help="cut chunks further into examples of at most this many characters (0: no)")
+    p.add_argument("--packing", choices=("split", "whole"),
+                   help="split (default): concatenate examples and cut rows (an example may"
+                   " straddle two rows); whole: rows of whole examples, padded")
+    p.add_argument("--example-chars", type=int,
+                   help="cut chunks further into examples of at most this many characters"
+                   " (default 0: no)")
+    p.add_argument("--span-mix",
+                   help="where FIM examples are cut, kind=weight: char (random characters, the"
+                   " default), line (one whole line), lines (2-8 whole lines), line-end (cursor"
+                   " to end of line); e.g. char=0.4,line=0.3,lines=0.2,line-end=0.1")
+    p.add_argument("--units", type=float, default=0.0,
+                   help="add each function of the training files as a document of its own, up"
+                   " to this share of the chunks' characters (0: none)")
+    p.add_argument("--decontaminate", action=argparse.BooleanOptionalAction, default=True,
+                   help="leave out files sharing a 13-gram with HumanEval / HumanEval-X")
+    p.add_argument("--init-from",
+                   help="start from the weights and tokenizer of this model folder (its shape"
+                   " replaces --d-model/--layers/--heads/--ffn/--ctx/--vocab)")
     p.add_argument("--vocab", type=int, default=4096)
     p.add_argument("--tokenizer-sample-chars", type=int, default=20_000_000)
     # model
@@ -54,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-lr", type=float, default=2e-4)
     p.add_argument("--warmup", type=int, default=100)
     p.add_argument("--weight-decay", type=float, default=0.1)
-    p.add_argument("--fim-rate", type=float, default=0.7)
+    p.add_argument("--fim-rate", type=float, help="share of FIM examples (default 0.7)")
     p.add_argument("--spm-rate", type=float, default=0.5)
     p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
                    help="bf16 autocast on CPU (fp32 master weights)")
@@ -72,6 +85,9 @@ def main(argv: list[str] | None = None) -> None:
     args.cycles = []
     args.phases = []
     from . import loop
+
+    if args.init_from:
+        loop.shape_from(Path(args.init_from), args)
 
     if args.probe:
         loop.probe(args)
