@@ -24,6 +24,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export-only", action="store_true",
                    help="export WORK/ckpt.pt to OUT with model card, plot and samples")
     p.add_argument("--no-card", action="store_true", help="skip the model card after training")
+    p.add_argument("--eval-model", action="append", default=[], metavar="DIR",
+                   help="print the held-out loss of this model folder on the run's validation"
+                   " rows (char and line cuts) and exit; repeatable")
+    p.add_argument("--card-bench", metavar="RESULTS_JSON",
+                   help="the results.json of a `holefill bench` run of this model: its "
+                   "HumanEval-Infilling and C++ pass@1 go into the model card")
+    p.add_argument("--card-baseline", metavar="DIR",
+                   help="a previous model folder (same tokenizer) whose held-out loss the card"
+                   " shows beside this model's")
     p.add_argument("--probe", type=float, default=0.0,
                    help="measure tokens/s of each --sizes for this many seconds, then exit")
     p.add_argument("--probe-fp32", action="store_true", help="probe bf16 and fp32 both")
@@ -92,12 +101,20 @@ def main(argv: list[str] | None = None) -> None:
     if args.probe:
         loop.probe(args)
         return
+    if args.eval_model:
+        import json
+
+        print(json.dumps(loop.heldout_losses(args, [Path(d) for d in args.eval_model]),
+                         indent=1))
+        return
     if not args.export_only:
         loop.train(args)
     if not args.no_card:
         from .card import write_card
 
-        write_card(Path(args.work), Path(args.out))
+        write_card(Path(args.work), Path(args.out),
+                   bench_json=Path(args.card_bench) if args.card_bench else None,
+                   baseline=Path(args.card_baseline) if args.card_baseline else None)
 
 
 if __name__ == "__main__":

@@ -472,6 +472,39 @@ def train(args) -> Path:
     return ckpt_path
 
 
+def heldout_losses(args, model_dirs: list[Path]) -> dict[str, dict[str, float]]:
+    """The held-out loss of shipped model folders (fp16 weights, fp32 compute) on this run's
+    fixed validation rows, with char and with line cuts; they must share the run's tokenizer."""
+    _single_thread()
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.set_num_threads(1)
+    work = Path(args.work)
+    if (work / "corpus.pkl").exists() and (work / "meta.json").exists():
+        # the run's own data and row settings, whatever this command line says
+        with (work / "corpus.pkl").open("rb") as fh:
+            data = pickle.load(fh)
+        saved = json.loads((work / "meta.json").read_text())["args"]
+        for k in ("seed", "ctx", "val_rows", "batch"):
+            setattr(args, k, saved[k])
+    else:
+        data = prepare(args)
+    tok_dir = work / "tokenizer"
+    encode, ids = raw_encoder(tok_dir), fim_ids(load_tokenizer(tok_dir))
+    rows = {kind: validation_rows(data["valid_chunks"], encode, ids, args, kind)
+            for kind in ("char", "line")}
+    out: dict[str, dict[str, float]] = {}
+    for d in model_dirs:
+        model = AutoModelForCausalLM.from_pretrained(str(d), local_files_only=True,
+                                                     dtype=torch.float32).eval()
+        if model.config.vocab_size != len(load_tokenizer(d)):
+            raise ValueError(f"{d} does not use this run's tokenizer")
+        out[str(d)] = {kind: evaluate(model, r, args.batch, False) for kind, r in rows.items()}
+        log(f"held-out loss of {d}: {out[str(d)]}")
+    return out
+
+
 def probe(args) -> None:
     """Tokens/s of each size in ``args.sizes`` ("DxL" or "DxLxH") for ``args.probe`` seconds."""
     _single_thread()
