@@ -57,3 +57,18 @@ def test_held_out_rows_are_fixed_and_differ_by_cut_kind(encoded: tuple) -> None:
     assert line != char
     assert all(len(r) == 256 for r in char + line)
     assert sum(r.count(ids.middle) for r in line) > 0  # FIM examples are in the rows
+
+
+def test_a_cooldown_decays_from_the_current_rate_and_keeps_the_earlier_steps_rates() -> None:
+    from holefill.train.loop import lr_at
+
+    args = SimpleNamespace(lr=1e-3, min_lr=1e-4, warmup=10, steps=1000, cycles=[])
+    before = [lr_at(s, args) for s in range(0, 400, 7)]
+    now = lr_at(400, args)
+    args.cycles = [{"start": 400, "end": 500, "lr": now, "warmup": 0, "planned_end": 1000}]
+    args.steps = 500
+    assert [lr_at(s, args) for s in range(0, 400, 7)] == before
+    assert lr_at(400, args) == pytest.approx(now)
+    rates = [lr_at(s, args) for s in range(400, 500)]
+    assert all(a >= b for a, b in zip(rates, rates[1:], strict=False))
+    assert rates[-1] == pytest.approx(1e-4, rel=0.01)

@@ -19,6 +19,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --resume: add a warm-restart cosine cycle up to this many steps")
     p.add_argument("--extend-lr", type=float, default=1e-3, help="peak lr of that cycle")
     p.add_argument("--extend-warmup", type=int, default=40)
+    p.add_argument("--cooldown", type=int, default=0,
+                   help="with --resume: end the schedule early, decaying from the current"
+                   " learning rate to --min-lr over this many steps")
     p.add_argument("--stop-at-step", type=int, default=0,
                    help="save and stop after this step (the schedule is unchanged)")
     p.add_argument("--export-only", action="store_true",

@@ -147,11 +147,13 @@ def _cycles_text(args: dict) -> str:
     extra = args.get("cycles") or []
     if not extra:
         return ""
-    parts = [f"steps {c['start']}-{c['end']}: warm-up {c['warmup']} steps to {c['lr']}, cosine to"
-             f" {args['min_lr']}" for c in extra]
-    return (" The first cosine cycle ended at step " + str(extra[0]["start"]) + "; training then"
-            " continued from that checkpoint with a warm restart (`--resume --extend-to`), "
-            + "; ".join(parts) + ".")
+    parts = [f"steps {c['start']}-{c['end']}: "
+             + (f"a cooldown (`--resume --cooldown`) cutting short the cycle planned to step"
+                f" {c['planned_end']}, from {c['lr']:.2e} by cosine to {args['min_lr']}"
+                if "planned_end" in c else
+                f"a warm restart (`--resume --extend-to`), warm-up {c['warmup']} steps to"
+                f" {c['lr']}, cosine to {args['min_lr']}") for c in extra]
+    return " Later cycles: " + "; ".join(parts) + "."
 
 
 def _phases_text(args: dict) -> str:

@@ -226,9 +226,11 @@ def n_params(model) -> int:
 
 def schedule(args) -> list[dict]:
     """The learning-rate cycles: the first (warm-up + cosine) and any warm restarts added by
-    ``--extend-to`` (each: warm-up to its peak, cosine down to ``min_lr``)."""
+    ``--extend-to`` (each: warm-up to its peak, cosine down to ``min_lr``) or cooldowns added
+    by ``--cooldown`` (from the learning rate of the step it starts at, no warm-up, cosine down
+    to ``min_lr``: a cycle cut short; the cycle before keeps its planned end)."""
     extra = list(getattr(args, "cycles", None) or [])
-    first_end = extra[0]["start"] if extra else args.steps
+    first_end = extra[0].get("planned_end", extra[0]["start"]) if extra else args.steps
     return [{"start": 0, "end": first_end, "lr": args.lr, "warmup": args.warmup}, *extra]
 
 
@@ -313,6 +315,8 @@ def train(args) -> Path:
 
     t_start = time.time()
     work = Path(args.work)
+    if args.resume and (work / "meta.json").exists():
+        _restore_data_args(args, json.loads((work / "meta.json").read_text())["args"])
     data = prepare(args)
     tok_dir = work / "tokenizer"
     tokenizer = load_tokenizer(tok_dir)
@@ -343,6 +347,13 @@ def train(args) -> Path:
             args.cycles = [*args.cycles, {"start": args.steps, "end": args.extend_to,
                                           "lr": args.extend_lr, "warmup": args.extend_warmup}]
             args.steps = args.extend_to
+        elif getattr(args, "cooldown", 0):
+            # end early but annealed: decay from the current learning rate over the next steps
+            now = ck["step"]
+            args.cycles = [*args.cycles, {"start": now, "end": now + args.cooldown,
+                                          "lr": lr_at(now, args), "warmup": 0,
+                                          "planned_end": args.steps}]
+            args.steps = now + args.cooldown
     if not resume:
         args.phases = [{"start": 0, **_phase_data(args)}]
     torch.manual_seed(args.seed)
@@ -427,9 +438,13 @@ def train(args) -> Path:
         with log_path.open("a", newline="") as f:
             csv.writer(f).writerow([0, 0, 0.0, 0.0, "", f"{v:.4f}", f"{vl:.4f}"])
         log(f"step 0 val {v:.4f} val_line {vl:.4f}")
+    stop = _stop_on_signals()
     while step < args.steps:
         if time.time() > deadline:
             log("time limit reached")
+            break
+        if stop:
+            log(f"signal {stop[0]}: saving at step {step}; --resume continues")
             break
         if args.stop_at_step and step >= args.stop_at_step:
             log(f"stopping at step {step} as asked (--stop-at-step); --resume continues")
@@ -470,6 +485,33 @@ def train(args) -> Path:
     save()
     log(f"done: step {step}, {tokens} tokens, {train_seconds:.0f}s")
     return ckpt_path
+
+
+# what the corpus and the tokenizer of a run depend on: a resumed run reads them from the run
+_DATA_ARGS = ("sources", "seed", "valid_percent", "max_train_chars", "chunk_chars", "cpp_share",
+              "decontaminate", "units", "init_from", "vocab", "tokenizer_sample_chars")
+
+
+def _restore_data_args(args, saved: dict) -> None:
+    for k in _DATA_ARGS:
+        if k in saved:
+            value = saved[k]
+            setattr(args, k, tuple(value) if k == "sources" else value)
+
+
+def _stop_on_signals() -> list[int]:
+    """SIGTERM and SIGINT end the run after the current step, with a checkpoint: the list
+    returned gets the signal number."""
+    import signal
+
+    got: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        got.append(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, handler)
+    return got
 
 
 def heldout_losses(args, model_dirs: list[Path]) -> dict[str, dict[str, float]]:
