@@ -65,6 +65,9 @@ def test_single_line_tasks_stop_at_the_line_end_and_exact_match_ignores_trailing
     assert line.exact([middle.rstrip("\n")])
     assert line.exact([middle + "  \n"])
     assert not line.exact([" " + middle])  # indentation is code in Python
+    span = next(s for s in samples if s.group == "python random-span")
+    assert span.exact(list(span.cut.middles))
+    assert not span.exact([span.cut.middles[0] + " "])
 
 
 def test_sandbox_fails_assertions_and_kills_endless_loops_in_time() -> None:

@@ -22,7 +22,7 @@ class BenchConfig:
     suites: tuple[str, ...] = ("stdlib", "cpp", "json", "infilling")
     # decoding run: samples per group (python groups are shape x holes)
     python_per_group: int = 3
-    cpp_per_group: int = 4
+    cpp_per_group: int = 8
     json_per_group: int = 3
     python_max_lines: int = 200  # standard-library files up to this size
     max_new_tokens: int = 32  # per hole

@@ -106,8 +106,11 @@ def infilling_samples(config: BenchConfig) -> list[Sample]:
             cut = Cut(task.task_id, (task.prompt, task.suffix), (task.canonical,))
             test = f"{task.test}\n\ncheck({task.entry_point})\n"
             decode = (("multiline", False),) if split == "single-line" else ()
+            # whole-line splits: a line break or blanks at a line end are not a difference;
+            # in a random span they may be (indentation before code of the suffix)
             out.append(Sample(f"python {split}", "python", "humaneval", 1, cut, test,
-                              budgets.get(split), decode, loose_exact=True))
+                              budgets.get(split), decode,
+                              loose_exact=split in ("single-line", "multi-line")))
     return out
 
 

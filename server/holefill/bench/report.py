@@ -133,9 +133,10 @@ def _functional(res: BenchResults) -> list[str]:
         "HumanEval-Infilling (Python; the filled program runs the task's `check`) and the "
         "HumanEval-X C++ spans (compiled with the task's `main`). One greedy filling per task, "
         "so pass@1 is the share of tasks whose tests pass. Validity: `ast.parse` for Python, "
-        "tree-sitter for C++. Exact match on HumanEval-Infilling ignores blanks at line ends and "
-        "trailing newlines. A single-line task's filling stops at the end of its first line "
-        "(in every mode). `Con. vs Van.`: tasks Con. passes and Van. fails / the reverse. "
+        "tree-sitter for C++. Exact match on the single- and multi-line splits ignores blanks "
+        "at line ends and trailing newlines (random spans: exact). A single-line task's "
+        "filling stops at the end of its first line (in every mode). `Con. vs Van.`: tasks "
+        "Con. passes and Van. fails / the reverse. "
         f"Tests ran in a sandbox: {res.environment.get('test sandbox', '-')}.\n\n"
         + table(head, body) + "\n\n" + verdict)
     if res.plots.get("pass_at_1"):
