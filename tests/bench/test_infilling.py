@@ -1,6 +1,7 @@
 """HumanEval-Infilling in the bench: the data, the test sandbox, the functional metrics.
 
-Data: the four HumanEval-Infilling splits read through holefill.datasets.shared_data_dir().
+Data: the four HumanEval-Infilling splits read through holefill.datasets.data_dir()
+(shipped in the package).
 """
 
 from __future__ import annotations

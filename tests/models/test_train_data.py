@@ -1,6 +1,6 @@
 """The training data of the bundled model: where FIM examples are cut, function units, and the
 overlap check against HumanEval / HumanEval-X (data: the HumanEval-Infilling and HumanEval-X
-files of holefill.datasets.shared_data_dir())."""
+files of holefill.datasets.data_dir())."""
 
 from __future__ import annotations
 

@@ -7,28 +7,20 @@ random-span (1,640: any characters), random-span-light (164: one random span per
 A task passes when ``prompt + filling + suffix``, followed by the task's ``test`` and
 ``check(entry_point)``, runs without an error.
 
-The files are read through ``holefill.datasets.shared_data_dir()`` (the one place that knows
-where the repository keeps its data).
+The files are read through ``holefill.datasets.humaneval_infilling`` (the data ship inside the
+package, ``holefill/data/humaneval-infilling/``; ``$HOLEFILL_DATA`` overrides).
 """
 
 from __future__ import annotations
 
 import functools
-import gzip
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from holefill.datasets import shared_data_dir
+from holefill.datasets import INFILLING_SPLITS, humaneval_infilling
 
-SPLITS: dict[str, str] = {
-    "single-line": "HumanEval-SingleLineInfilling.jsonl.gz",
-    "multi-line": "HumanEval-MultiLineInfilling.jsonl.gz",
-    "random-span": "HumanEval-RandomSpanInfilling.jsonl.gz",
-    "random-span-light": "HumanEval-RandomSpanInfillingLight.jsonl.gz",
-}
-FOLDER = "humaneval-infilling"
+SPLITS: dict[str, str] = INFILLING_SPLITS
 
 
 @dataclass(frozen=True)
@@ -48,21 +40,16 @@ class InfillingTask:
         return "/".join(parts[1:3])
 
 
-def data_dir(root: Path | None = None) -> Path:
-    return (root or shared_data_dir()) / FOLDER
-
-
 def infilling_tasks(split: str, root: Path | None = None) -> list[InfillingTask]:
     """Every task of a split, in file order."""
     if split not in SPLITS:
         raise ValueError(f"unknown HumanEval-Infilling split {split!r}; use {', '.join(SPLITS)}")
-    return list(_read(split, data_dir(root)))
+    return list(_read(split, root))
 
 
 @functools.lru_cache(maxsize=8)
-def _read(split: str, folder: Path) -> tuple[InfillingTask, ...]:
-    with gzip.open(folder / SPLITS[split], "rt", encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
+def _read(split: str, root: Path | None) -> tuple[InfillingTask, ...]:
+    rows = humaneval_infilling(split, root)
     return tuple(InfillingTask(r["task_id"], split, r["prompt"], r["suffix"],
                                r["canonical_solution"], r["test"], r["entry_point"])
                  for r in rows)

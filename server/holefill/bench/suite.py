@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import importlib
 import os
 import platform
 import subprocess
@@ -190,6 +191,21 @@ def _commit() -> str:
     return f"commit {head.stdout.strip()}" if head.returncode == 0 else "not a git checkout"
 
 
+def missing_packages(parts: tuple[str, ...]) -> list[str]:
+    """The packages this run needs that cannot be imported: asked before any work, so that a
+    missing one is a line of advice, not a traceback after minutes of decoding."""
+    needed = ["matplotlib"]  # the plots, written at the end
+    if "decode" in parts:
+        needed += ["torch", "transformers"]
+    missing = []
+    for name in needed:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
 def main(args: argparse.Namespace) -> int:
     for what, given, known in (("part", args.parts, PARTS), ("suite", args.suites, SUITES),
                                ("split", args.splits or "", INFILLING_SPLITS)):
@@ -198,5 +214,11 @@ def main(args: argparse.Namespace) -> int:
             print(f"holefill bench: unknown {what}(s): {', '.join(sorted(unknown))}; "
                   f"use {', '.join(known)}", file=sys.stderr)
             return 2
+    missing = missing_packages(tuple(p for p in PARTS if p in args.parts.split(",")))
+    if missing:
+        print(f"holefill bench needs {', '.join(missing)}, which cannot be imported here: "
+              "pip install 'holefill[bench]' (in a clone: pip install -e '.[bench]' "
+              "-c .ci/constraints.txt)", file=sys.stderr)
+        return 2
     run(args)
     return 0
