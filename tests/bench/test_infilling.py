@@ -14,9 +14,10 @@ import pytest
 from holefill.bench import config as bench_config
 from holefill.bench.datasets import infilling_samples
 from holefill.bench.infilling import SPLITS, infilling_tasks, sample_tasks
+from holefill.bench.kept import python_tokens_kept
 from holefill.bench.metrics import paired
 from holefill.bench.report import _con_vs_van
-from holefill.bench.runner import Record
+from holefill.bench.runner import Record, swallowed
 from holefill.bench.sandbox import Isolation, run_python
 
 SIZES = {"single-line": 1033, "multi-line": 5815, "random-span": 1640, "random-span-light": 164}
@@ -137,3 +138,32 @@ def test_report_says_where_constrained_loses_or_gains_pass_at_1() -> None:
     assert "over all splits: 1" in text
     fine = _con_vs_van(["s1"], lambda g, m: table[g, m], {})
     assert "loses pass@1 against Van. on no split" in fine
+
+
+def test_swallowed_fixed_code_is_judged_by_cpythons_tokenizer() -> None:
+    # the plain-semantics witness of tests/check/test_anchors.py: valid, and destructive
+    chunks = ["", "\nprint(1)\nx = 2\n", "\n"]
+    assert swallowed("python", chunks, ["a", "b"], ["'''", "'''"]) is True
+    assert swallowed("python", chunks, ["a", "b"], ["a", "b"]) is False
+    assert swallowed("python", chunks, ["a", "b"], ["x = (", ")"]) is False
+    assert swallowed("cpp", ["int x = ", ";"], ["1"], ["2"]) is None
+    # the original itself cannot be tokenized: not judged
+    assert swallowed("python", ["x = '''", "\n"], ["a"], ["'''"]) is None
+
+
+def test_lenient_reading_of_invalid_fills() -> None:
+    """Unconstrained fills may leave the file invalid: a string open at the end swallows the
+    rest; a bracket open at the end swallows nothing; past an indentation error nothing is
+    judged."""
+    tail = "\ny = 2\nz = 3\n"
+    assert python_tokens_kept(["x = ", tail], ["1"], ["'''"], lenient=True) is False
+    assert python_tokens_kept(["x = foo(", ")" + tail], ["a"], ["a, ("], lenient=True) is True
+    assert python_tokens_kept(["x = foo(", ")" + tail], ["a"], ["a, ("]) is False  # strict
+    body = "\n    a = 2\n    return a\n"
+    assert python_tokens_kept(["def f():\n    ", body], ["x = 1"], ["x = 1\n  y"],
+                              lenient=True) is True
+    assert python_tokens_kept(["def f():\n    ", body], ["x = 1"], ["x = 1\n  y"]) is False
+    # before an indentation error the comparison still holds
+    chunks = ["if x:\n    a = f(", ") + 1\n    b = 2\n", "\n    c = 3\n"]
+    assert python_tokens_kept(chunks, ["1", "    d = 4"], ["1)  #", "  e"], lenient=True) is False
+    assert python_tokens_kept(chunks, ["1", "    d = 4"], ["1", "  e"], lenient=True) is True

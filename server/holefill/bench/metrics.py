@@ -36,6 +36,12 @@ def share(flags: Sequence[bool | None]) -> float:
     return 100.0 * sum(judged) / len(judged) if judged else math.nan
 
 
+def count(flags: Sequence[bool | None]) -> int | None:
+    """How many True among the judged; None when none was judged."""
+    judged = [f for f in flags if f is not None]
+    return sum(judged) if judged else None
+
+
 def rows(records: Sequence[Record], key: Callable[[Record], str]) -> list[dict[str, Any]]:
     """One row per (key, mode), in first-seen key order and report mode order."""
     keys = list(dict.fromkeys(key(r) for r in records))
@@ -65,6 +71,8 @@ def row(recs: Sequence[Record], van: Sequence[Record]) -> dict[str, Any]:
            for o in ORACLES[language]},
         "exact": share([r.exact for r in recs]),
         "pass": share([r.passed for r in recs]),
+        # fills that swallowed fixed code (Python: CPython's tokenize; None: not judged)
+        "swallowed": count([r.swallowed for r in recs]),
         "tokens": statistics.mean(r.tokens for r in recs),
         "rejected": statistics.mean(r.rejected for r in recs),
         "witness": share([bool(r.completed_by) and "witness" in r.completed_by for r in recs]),

@@ -18,7 +18,7 @@ PLOT_FILES = {
     "pass_at_1": "pass_at_1.png",
 }
 PRIMARY_ORACLE = {"python": "ast.parse", "cpp": "tree-sitter", "json": "json.loads"}
-BAR_MODES = ("Van.", "Con.-", "Con.", "Chk.")
+BAR_MODES = ("Van.", "Con.-", "Con.", "Con.p", "Chk.")
 
 
 def _pyplot() -> Any:

@@ -76,16 +76,19 @@ def _summary(res: BenchResults) -> str:
         row = next((r for r in res.by_language if r["key"] == lang and r["mode"] == mode), {})
         return row.get(key)
 
-    head = ["language", "n", "oracle", "valid % Van.", "Con.-", "Con.", "Chk.",
+    head = ["language", "n", "oracle", "valid % Van.", "Con.-", "Con.", "Con.p", "Chk.",
             "g++ % Van. / Con.", "tests pass % Van. / Con.", "exact % Van. / Con.",
+            "swallowed fixed code Van. / Con. / Con.p",
             "Con. check ms/token", "Con. check ms p99", "Con. e2e × Van."]
     body = []
     for lang in dict.fromkeys(r["key"] for r in res.by_language):
         valid = f"valid {PRIMARY_ORACLE[lang]}"
         body.append([lang, str(get(lang, "Van.", "n")), PRIMARY_ORACLE[lang],
-                     *(fmt(get(lang, m, valid)) for m in ("Van.", "Con.-", "Con.", "Chk.")),
+                     *(fmt(get(lang, m, valid))
+                       for m in ("Van.", "Con.-", "Con.", "Con.p", "Chk.")),
                      *(f"{fmt(get(lang, 'Van.', k))} / {fmt(get(lang, 'Con.', k))}"
                        for k in ("valid g++", "pass", "exact")),
+                     " / ".join(fmt(get(lang, m, "swallowed")) for m in ("Van.", "Con.", "Con.p")),
                      fmt(get(lang, "Con.", "check_ms_per_token"), 2),
                      fmt(get(lang, "Con.", "check_ms_p99"), 2),
                      fmt(get(lang, "Con.", "overhead_e2e"), 2)])
@@ -94,7 +97,40 @@ def _summary(res: BenchResults) -> str:
         f"\n\n![time per token]({res.plots.get('time_per_token', '')})")
 
 
-FUNCTIONAL_MODES = ("Van.", "Con.-", "Con.", "Chk.")
+FUNCTIONAL_MODES = ("Van.", "Con.-", "Con.", "Con.p", "Chk.")
+
+
+def functional_table(res: BenchResults) -> str:
+    """pass@1, validity, exact match and fills that swallowed fixed code per tested split and
+    mode, with Con. against Van. ("" when no tests ran); the table the command prints."""
+    rows = functional_rows(res.by_group)
+    if not rows:
+        return ""
+
+    def get(group: str, mode: str, key: str) -> Any:
+        row = next((r for r in rows if r["key"] == group and r["mode"] == mode), {})
+        return row.get(key)
+
+    head = ["split", "n", *(f"pass@1 % {m}" for m in FUNCTIONAL_MODES),
+            *(f"valid % {m}" for m in FUNCTIONAL_MODES),
+            *(f"exact % {m}" for m in FUNCTIONAL_MODES),
+            *(f"swallowed {m}" for m in FUNCTIONAL_MODES),
+            "Con. vs Van. (tasks won / lost)", "Con. per token × Van.", "Con. check ms/token",
+            "Con. witness %"]
+    body = []
+    paired = res.paired.get("Con.", {})
+    for g in dict.fromkeys(r["key"] for r in rows):
+        lang = get(g, "Van.", "language")
+        valid = f"valid {PRIMARY_ORACLE[lang]}"
+        duel = paired.get(g, {})
+        body.append([g, str(get(g, "Van.", "n")),
+                     *(fmt(get(g, m, key)) for key in ("pass", valid, "exact", "swallowed")
+                       for m in FUNCTIONAL_MODES),
+                     f"+{duel.get('gains', 0)} / -{duel.get('losses', 0)}",
+                     fmt(get(g, "Con.", "overhead_per_token"), 2),
+                     fmt(get(g, "Con.", "check_ms_per_token"), 2),
+                     fmt(get(g, "Con.", "witness"))])
+    return table(head, body)
 
 
 def _functional(res: BenchResults) -> list[str]:
@@ -108,25 +144,8 @@ def _functional(res: BenchResults) -> list[str]:
         row = next((r for r in rows if r["key"] == group and r["mode"] == mode), {})
         return row.get(key)
 
-    head = ["split", "n", *(f"pass@1 % {m}" for m in FUNCTIONAL_MODES),
-            *(f"valid % {m}" for m in FUNCTIONAL_MODES), "exact % Van.", "exact % Con.",
-            "Con. vs Van. (tasks won / lost)", "Con. per token × Van.", "Con. check ms/token",
-            "Con. witness %"]
-    body = []
     groups = list(dict.fromkeys(r["key"] for r in rows))
     paired = res.paired.get("Con.", {})
-    for g in groups:
-        lang = get(g, "Van.", "language")
-        valid = f"valid {PRIMARY_ORACLE[lang]}"
-        duel = paired.get(g, {})
-        body.append([g, str(get(g, "Van.", "n")),
-                     *(fmt(get(g, m, "pass")) for m in FUNCTIONAL_MODES),
-                     *(fmt(get(g, m, valid)) for m in FUNCTIONAL_MODES),
-                     fmt(get(g, "Van.", "exact")), fmt(get(g, "Con.", "exact")),
-                     f"+{duel.get('gains', 0)} / -{duel.get('losses', 0)}",
-                     fmt(get(g, "Con.", "overhead_per_token"), 2),
-                     fmt(get(g, "Con.", "check_ms_per_token"), 2),
-                     fmt(get(g, "Con.", "witness"))])
     verdict = _con_vs_van(groups, lambda g, m: get(g, m, "pass"), paired)
     text = (
         "## Functional correctness: pass@1\n\n"
@@ -135,10 +154,14 @@ def _functional(res: BenchResults) -> list[str]:
         "so pass@1 is the share of tasks whose tests pass. Validity: `ast.parse` for Python, "
         "tree-sitter for C++. Exact match on the single- and multi-line splits ignores blanks "
         "at line ends and trailing newlines (random spans: exact). A single-line task's "
-        "filling stops at the end of its first line (in every mode). `Con. vs Van.`: tasks "
-        "Con. passes and Van. fails / the reverse. "
+        "filling stops at the end of its first line (in every mode). `swallowed`: fills after "
+        "which CPython's `tokenize` no longer finds every token of the fixed text (but the "
+        "first and last of each chunk) unchanged in place: fixed code became string or "
+        "comment content, or was otherwise re-read (C++: not judged, `-`). Con. keeps the "
+        "reading of the fixed text (anchored); Con.p is Con. with the papers' plain grammar "
+        "semantics. `Con. vs Van.`: tasks Con. passes and Van. fails / the reverse. "
         f"Tests ran in a sandbox: {res.environment.get('test sandbox', '-')}.\n\n"
-        + table(head, body) + "\n\n" + verdict)
+        + functional_table(res) + "\n\n" + verdict + " " + _swallowed_line(res))
     if res.plots.get("pass_at_1"):
         text += f"\n\n![pass@1 per split and mode]({res.plots['pass_at_1']})"
     return [text, _published(res, lambda g, m: get(g, m, "pass"), groups)]
@@ -172,6 +195,16 @@ def _published(res: BenchResults, get: Any, groups: Sequence[str]) -> str:
         table(["model", "holes", "Van.", "Con.-", "Con."], cpp)])
 
 
+def _swallowed_line(res: BenchResults) -> str:
+    """Fills that swallowed fixed code per mode, over every Python sample of the run."""
+    rows = [r for r in res.by_language if r["key"] == "python" and r["mode"] != "Ref."]
+    if not rows:
+        return ""
+    return ("Fills that swallowed fixed code, over all Python samples of this run (" +
+            str(rows[0]["n"]) + " per mode): " +
+            ", ".join(f"{r['mode']} {fmt(r.get('swallowed'))}" for r in rows) + ".")
+
+
 def _con_vs_van(groups: Sequence[str], get: Any, paired: dict[str, dict[str, int]]) -> str:
     """The sentence that says whether Con. ever lost pass@1 against Van., and where it gained."""
     lost = [g for g in groups if _num(get(g, "Con.")) < _num(get(g, "Van."))]
@@ -198,15 +231,15 @@ def _valid_cols(row: dict[str, Any]) -> list[str]:
 
 
 QUALITY_HEAD = ["mode", "n", "valid %", "g++ -fsyntax-only %", "exact %", "tests pass %",
-                "tokens", "rejected", "witness %", "unverified %", "errors"]
+                "swallowed", "tokens", "rejected", "witness %", "unverified %", "errors"]
 TIME_HEAD = ["mode", "check ms/token (median)", "check ms p50", "p90", "p99", "checks",
              "model ms/token", "end-to-end s/sample (median)", "e2e × Van.", "per token × Van."]
 
 
 def _quality(row: dict[str, Any]) -> list[str]:
     return [row["mode"], str(row["n"]), *_valid_cols(row), fmt(row["exact"]), fmt(row["pass"]),
-            fmt(row["tokens"]), fmt(row["rejected"]), fmt(row["witness"]),
-            fmt(row["unverified"]), str(row["errors"])]
+            fmt(row.get("swallowed")), fmt(row["tokens"]), fmt(row["rejected"]),
+            fmt(row["witness"]), fmt(row["unverified"]), str(row["errors"])]
 
 
 def _time(row: dict[str, Any]) -> list[str]:
@@ -229,10 +262,10 @@ def _headline(res: BenchResults) -> str:
 
 
 def _groups(res: BenchResults) -> str:
-    head = ["group", "mode", "n", "valid %", "g++ %", "exact %", "pass %", "tokens",
-            "rejected", "check ms/token", "e2e s (median)", "e2e × Van."]
+    head = ["group", "mode", "n", "valid %", "g++ %", "exact %", "pass %", "swallowed",
+            "tokens", "rejected", "check ms/token", "e2e s (median)", "e2e × Van."]
     body = [[r["key"], r["mode"], str(r["n"]), *_valid_cols(r), fmt(r["exact"]),
-             fmt(r["pass"]), fmt(r["tokens"]), fmt(r["rejected"]),
+             fmt(r["pass"]), fmt(r.get("swallowed")), fmt(r["tokens"]), fmt(r["rejected"]),
              fmt(r["check_ms_per_token"], 2), fmt(r["e2e_s_median"], 2),
              fmt(r["overhead_e2e"], 2)]
             for r in res.by_group if r["mode"] != "Ref."]
@@ -309,10 +342,13 @@ def _notes(res: BenchResults) -> str:
 
 - **Modes.** Van.: the model unconstrained. Con.-: constrained, no witness completion (a hole
   the model did not close stays as generated). Con.: constrained, completed by the checker's
-  witness. Chk.: Van.'s output cut back to the longest prefix after which the oracle accepts
-  the file, else empty (several holes: one filling cut while the others stay free or empty,
-  then lengthened back; see holefill/bench/modes.py). For C++ the cut uses tree-sitter (g++
-  per prefix is too slow), so Chk.'s g++ and test columns are the independent ones.
+  witness; the text outside the holes keeps its reading (no filling turns fixed code into
+  string or comment content). Con.p: Con. with the plain grammar semantics of the papers
+  (`anchored=False`: any filling after which the file parses). Chk.: Van.'s output cut back
+  to the longest prefix after which the oracle accepts the file, else empty (several holes:
+  one filling cut while the others stay free or empty, then lengthened back; see
+  holefill/bench/modes.py). For C++ the cut uses tree-sitter (g++ per prefix is too slow), so
+  Chk.'s g++ and test columns are the independent ones.
 - **Oracles.** Python `ast.parse`; C++ tree-sitter-cpp (no ERROR/MISSING node) and
   `g++ -std=c++17 -fsyntax-only` (which also checks names and types, so it is stricter than
   syntax); JSON `json.loads`. Tests: for C++ the filled program compiled with the task's
@@ -328,6 +364,12 @@ def _notes(res: BenchResults) -> str:
   generated token / Van.'s model time per token. Decoding times run with Python's garbage
   collector on (as in the server); the scaling and baseline timings pause it per timed call,
   as `timeit` does, since a collection pass scales with all the process holds.
+- **Swallowed fixed code** (Python). CPython's `tokenize` reads the original file (removed
+  text put back) and the filled one; a fill swallowed fixed code when a token of a chunk, but
+  its first and last (which may touch a hole), is not found with the same type and text at
+  the same place (holefill/bench/kept.py). An invalid filled file is read as far as the
+  tokenizer gets: an unterminated string at the end swallows all after it; past an
+  indentation error nothing is judged (a lower bound for Van. and Chk.).
 - **Unverified.** A result the loop marks unverified (a check ran out of budget, or a witness
   failed its own re-check) carries no guarantee; the column shows how often that happened.
 - **llguidance grammar.** Derived at run time from `grammars/python.lark` by

@@ -17,6 +17,7 @@ from holefill.errors import HolefillError
 from . import oracles
 from .config import BenchConfig
 from .datasets import Sample
+from .kept import python_tokens_kept
 from .modes import CHECKED, MODEL_MODES, VANILLA, Mode, checked_fills
 
 REFERENCE = "Ref."  # the removed text put back: checks that the oracles accept the originals
@@ -43,6 +44,9 @@ class Record:
     error: str = ""  # the fill raised (e.g. our grammar rejected the fixed text)
     valid: dict[str, bool | None] = field(default_factory=dict)
     passed: bool | None = None  # the task's tests pass (HumanEval-X C++, HumanEval-Infilling)
+    # Python: a token of the fixed text (but a chunk's first and last) is not in the filled
+    # file unchanged (bench.kept, CPython's tokenize); None: not judged (other languages)
+    swallowed: bool | None = None
 
     def summary(self) -> dict[str, Any]:
         """The record without the fillings and check times, for results.json."""
@@ -178,7 +182,10 @@ def judge_records(records: list[Record], samples: Sequence[Sample],
     Python runs in parallel, for all records at once."""
     by_name = {s.name: s for s in samples}
     for rec in records:
-        rec.valid = oracles.judge(rec.language, by_name[rec.sample].cut.filled(rec.fills))
+        cut = by_name[rec.sample].cut
+        rec.valid = oracles.judge(rec.language, cut.filled(rec.fills))
+        if not rec.error:  # a mode that raised filled nothing: not judged
+            rec.swallowed = swallowed(rec.language, cut.chunks, cut.middles, rec.fills)
     tested = [r for r in records if r.language == "python" and by_name[r.sample].test]
     if tested:
         programs = {id(r): by_name[r.sample].program(r.fills) for r in tested}
@@ -193,6 +200,19 @@ def judge_records(records: list[Record], samples: Sequence[Sample],
     for rec in cpp:
         syntax, passed = verdicts[jobs[id(rec)]]
         rec.valid["g++"], rec.passed = syntax, passed
+
+
+def swallowed(language: str, chunks: Sequence[str], middles: Sequence[str],
+              fills: Sequence[str]) -> bool | None:
+    """Did the fillings swallow fixed code? Python only: CPython's tokenize reads the original
+    file (the removed text put back) and the filled one, and a token of a chunk (but its first
+    and last, which may touch a hole) that is not found unchanged in place was swallowed into
+    a string or comment, or otherwise re-read. Leniently: an invalid filled file is read as
+    far as CPython's tokenizer gets (holefill.bench.kept)."""
+    if language != "python":
+        return None
+    kept = python_tokens_kept(chunks, middles, fills, lenient=True)
+    return None if kept is None else not kept
 
 
 def _progress_line(done: int, total: int, sample: Sample, recs: Sequence[Record]) -> str:

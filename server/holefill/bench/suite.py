@@ -18,6 +18,7 @@ from typing import Any
 from . import baselines, metrics, plots, report
 from .config import FULL, INFILLING_SPLITS, QUICK, BenchConfig
 from .datasets import build_samples
+from .modes import MODEL_MODES
 from .options import DEFAULT_OUTPUT, PARTS, SUITES
 from .results import BenchResults
 from .runner import log_stderr, run_decoding
@@ -59,6 +60,10 @@ def run(args: argparse.Namespace) -> BenchResults:
     res.write_json(out / "results.json")
     (out / "report.md").write_text(report.render(res), encoding="utf-8")
     log_stderr(f"wrote {out / 'report.md'}, results.json and {len(res.plots)} plot(s)")
+    functional = report.functional_table(res)
+    if functional:  # the headline numbers on stdout too (stderr has the progress)
+        print("pass@1, validity, exact match and fills that swallowed fixed code, per split "
+              "and mode (%; swallowed: fills)\n\n" + functional, flush=True)
     return res
 
 
@@ -75,14 +80,15 @@ def _decode(res: BenchResults, model: str | None, args: argparse.Namespace) -> N
     res.wall_s["model load"] = time.perf_counter() - t0
     res.environment.update(_model_info(comp))
     samples = build_samples(res.config)
-    log_stderr(f"decoding {len(samples)} samples x 3 model modes with {comp.name}")
+    log_stderr(f"decoding {len(samples)} samples x {len(MODEL_MODES)} model modes with "
+               f"{comp.name}")
     t0 = time.perf_counter()
     res.records = run_decoding(comp, samples, res.config, log_stderr)
     res.wall_s["decoding + oracles"] = time.perf_counter() - t0
     res.by_language = metrics.rows(res.records, lambda r: r.language)
     res.by_group = metrics.rows(res.records, lambda r: r.group)
     res.paired = {m: metrics.paired(res.records, lambda r: r.group, m)
-                  for m in ("Con.-", "Con.", "Chk.")}
+                  for m in ("Con.-", "Con.", "Con.p", "Chk.")}
     if any(r.passed is not None for r in res.records):
         from .sandbox import Isolation
 
