@@ -48,8 +48,8 @@ def _tokens(text: str, lenient: bool = False) -> tuple[list[Token], int] | None:
     except IndentationError as exc:  # a SyntaxError: before the general case
         if not lenient:
             return None
-        line = exc.lineno or len(starts)
-        return out, starts[min(line, len(starts)) - 1]
+        at = exc.lineno or len(starts)
+        return out, starts[min(at, len(starts)) - 1]
     except (tokenize.TokenError, SyntaxError):
         if not lenient:
             return None
