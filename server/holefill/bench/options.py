@@ -6,6 +6,9 @@ from __future__ import annotations
 import argparse
 
 PARTS = ("decode", "scaling")
+# the decoding run's sample sets: standard-library Python cuts, HumanEval-X C++ spans, JSON,
+# HumanEval-Infilling
+SUITES = ("stdlib", "cpp", "json", "infilling")
 DEFAULT_OUTPUT = "docs/bench"
 
 
@@ -28,3 +31,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--parts", default=",".join(PARTS),
                    help="what to run: decode, scaling (comma-separated; default both)")
+    p.add_argument("--suites", default=",".join(SUITES),
+                   help="the decoding run's samples: stdlib, cpp, json, infilling "
+                   "(comma-separated; default all)")
+    p.add_argument("--splits", help="HumanEval-Infilling splits (comma-separated; default "
+                   "single-line,multi-line,random-span,random-span-light)")
+    p.add_argument("--infilling", type=int, help="HumanEval-Infilling tasks per split "
+                   "(default: 24 quick, every task full)")
+    p.add_argument("--fim-format", choices=("psm", "spm"),
+                   help="FIM prompt layout (default: what the model folder suggests)")

@@ -15,9 +15,10 @@ PLOT_FILES = {
     "scaling_holes": "scaling_holes.png",
     "validity": "validity.png",
     "time_per_token": "time_per_token.png",
+    "pass_at_1": "pass_at_1.png",
 }
 PRIMARY_ORACLE = {"python": "ast.parse", "cpp": "tree-sitter", "json": "json.loads"}
-BAR_MODES = ("Van.", "Con.-", "Con.", "Chk.")
+BAR_MODES = ("Van.", "Con.-", "Con.", "Con.p", "Chk.")
 
 
 def _pyplot() -> Any:
@@ -30,7 +31,7 @@ def _pyplot() -> Any:
 
 
 def write_plots(out: Path, cells: Sequence[Cell], by_language: Sequence[dict[str, Any]],
-                ) -> dict[str, str]:
+                by_group: Sequence[dict[str, Any]] = ()) -> dict[str, str]:
     """Write the figures that have data; returns what -> file name."""
     written: dict[str, str] = {}
     if cells:
@@ -43,7 +44,39 @@ def write_plots(out: Path, cells: Sequence[Cell], by_language: Sequence[dict[str
         _time_per_token(out / PLOT_FILES["time_per_token"], by_language)
         written["validity"] = PLOT_FILES["validity"]
         written["time_per_token"] = PLOT_FILES["time_per_token"]
+    tested = functional_rows(by_group)
+    if tested:
+        _pass_at_1(out / PLOT_FILES["pass_at_1"], tested)
+        written["pass_at_1"] = PLOT_FILES["pass_at_1"]
     return written
+
+
+def functional_rows(by_group: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The group rows whose tests ran (HumanEval-Infilling splits, HumanEval-X C++ spans)."""
+    groups = [r["key"] for r in by_group if r["mode"] == "Van." and _has(r.get("pass"))]
+    return [r for r in by_group if r["key"] in groups]
+
+
+def _has(x: Any) -> bool:
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def _pass_at_1(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    plt = _pyplot()
+    groups = list(dict.fromkeys(r["key"] for r in rows))
+    values: dict[str, list[float]] = {m: [] for m in BAR_MODES}
+    for g in groups:
+        for mode in BAR_MODES:
+            row = next((r for r in rows if r["key"] == g and r["mode"] == mode), None)
+            values[mode].append(row["pass"] if row and _has(row["pass"]) else math.nan)
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.3 * len(groups)), 4.5))
+    _bars(ax, [g.replace(" ", "\n", 1) for g in groups], values, "tasks whose tests pass (%)")
+    top = max([v for vs in values.values() for v in vs if not math.isnan(v)] + [10.0])
+    ax.set_ylim(0, min(110.0, top * 1.25 + 2))
+    ax.set_title("pass@1 (greedy) per split and mode")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _series(cells: Sequence[Cell], variant: str, holes: int) -> tuple[list[int], list[float]]:
