@@ -14,11 +14,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from tests.check.test_window import MEDIUM, modules, parses
 
 from holefill import Checker, Verdict
 from holefill.check.segments import Segment, split_segments
 from holefill.datasets import cut, random_spans
-from tests.check.test_window import MEDIUM, modules, parses
 
 FRAGMENTS = ["", "x", "pass", "\n", ")", "(", "'''", '"', "#", "\\\n", ":", "]", "@d\n",
              "\ndef q():\n    pass\n", "\nelse:\n    pass\n", "    return 1\n", "\n\n",
