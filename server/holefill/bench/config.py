@@ -12,7 +12,7 @@ from dataclasses import dataclass
 # HumanEval-Infilling splits (bench.infilling.SPLITS; kept here so the config imports nothing)
 INFILLING_SPLITS = ("single-line", "multi-line", "random-span", "random-span-light")
 # File sizes (lines) of the scaling curve: the range our performance work is judged on.
-SCALING_SIZES = (100, 300, 1000, 3000, 10000)
+SCALING_SIZES = (100, 1000, 5000, 10000)
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,8 @@ class BenchConfig:
     top_k: int = 8
     # scaling run: per (file size, holes) cell
     sizes: tuple[int, ...] = SCALING_SIZES
+    scaling_languages: tuple[str, ...] = ("python", "cpp")
+    scaling_holes: tuple[int, ...] = (1, 3)
     cuts_per_cell: int = 2
     steps_per_cut: int = 6  # simulated tokens checked per cut
     cell_budget_s: float = 4.0  # stop a cell once it has taken this long (>= 1 check)

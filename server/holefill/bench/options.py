@@ -25,7 +25,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, help="at most N samples per group and cuts per "
                    "scaling cell (for smoke tests)")
     p.add_argument("--sizes", help="scaling file sizes in lines, comma-separated "
-                   "(default 100,300,1000,3000,10000)")
+                   "(default 100,1000,5000,10000)")
+    p.add_argument("--cuts", type=int, help="cuts (requests) per scaling cell "
+                   "(default: 2 quick, 5 full)")
+    p.add_argument("--steps", type=int, help="replayed tokens checked per cut "
+                   "(default: 6 quick, 16 full)")
     p.add_argument("--max-new-tokens", type=int, help="per hole (default: 32 quick, 64 full)")
     p.add_argument("--max-lines", type=int, help="largest Python file for decoding samples")
     p.add_argument("--seed", type=int, default=0)

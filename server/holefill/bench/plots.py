@@ -79,39 +79,51 @@ def _pass_at_1(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     plt.close(fig)
 
 
-def _series(cells: Sequence[Cell], variant: str, holes: int) -> tuple[list[int], list[float]]:
+def _series(cells: Sequence[Cell], variant: str, holes: int,
+            language: str = "python") -> tuple[list[int], list[float]]:
     pts = sorted((c.lines, median(c.times_ms)) for c in cells
-                 if c.variant == variant and c.holes == holes and c.times_ms)
+                 if c.variant == variant and c.holes == holes and c.language == language
+                 and c.times_ms)
     return [p[0] for p in pts], [p[1] for p in pts]
+
+
+# per language: (variant, holes, label, color, style); holes 0: does not depend on holes
+SCALING_LINES = {
+    "python": [("engine", 1, "holefill engine, 1 hole", "C0", "-"),
+               ("engine", 3, "holefill engine, 3 holes", "C0", "--"),
+               ("window", 1, "classic windowed check, 1 hole", "C1", "-"),
+               ("window", 3, "classic windowed check, 3 holes", "C1", "--"),
+               ("whole", 1, "classic whole-file check, 1 hole", "C2", "-"),
+               ("prefix", 1, "classic prefix only (no suffix)", "C6", "-"),
+               ("ast.parse", 0, "re-parse: ast.parse", "C3", ":"),
+               ("tree-sitter", 0, "re-parse: tree-sitter (full)", "C4", ":"),
+               ("llguidance", 1, "llguidance mask (prefix only)", "C5", "-.")],
+    "cpp": [("engine", 1, "holefill engine, 1 hole", "C0", "-"),
+            ("engine", 3, "holefill engine, 3 holes", "C0", "--"),
+            ("window", 1, "classic windowed check, 1 hole", "C1", "-"),
+            ("window", 3, "classic windowed check, 3 holes", "C1", "--"),
+            ("whole", 1, "classic whole-file check, 1 hole", "C2", "-"),
+            ("tree-sitter", 0, "re-parse: tree-sitter (full)", "C4", ":")],
+}
 
 
 def _scaling_file_size(path: Path, cells: Sequence[Cell]) -> None:
     plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
-    one = [("whole", 1, "holefill, whole file", "C0", "-"),
-           ("window", 1, "holefill, windowed", "C1", "-"),
-           ("prefix", 1, "holefill, prefix only (no suffix)", "C2", "-"),
-           ("ast.parse", 0, "re-parse: ast.parse", "C3", "--"),
-           ("tree-sitter", 0, "re-parse: tree-sitter (full)", "C4", "--"),
-           ("llguidance", 1, "llguidance mask (prefix only)", "C5", ":")]
-    for variant, holes, label, color, style in one:
-        xs, ys = _series(cells, variant, holes)
-        if xs:
-            left.plot(xs, ys, style, marker="o", color=color, label=label)
-    left.set_title("one hole: holefill vs per-token baselines")
-    for k, color in zip((1, 2, 3), ("C0", "C1", "C2"), strict=True):
-        for variant, style in (("whole", "--"), ("window", "-")):
-            xs, ys = _series(cells, variant, k)
+    langs = [lang for lang in SCALING_LINES if any(c.language == lang for c in cells)]
+    fig, axes = plt.subplots(1, len(langs), figsize=(6.5 * len(langs), 4.8), sharey=True,
+                             squeeze=False)
+    for ax, lang in zip(axes[0], langs, strict=True):
+        for variant, holes, label, color, style in SCALING_LINES[lang]:
+            xs, ys = _series(cells, variant, holes, lang)
             if xs:
-                right.plot(xs, ys, style, marker="o", color=color, label=f"{variant}, {k} hole(s)")
-    right.set_title("holefill: whole file (dashed) vs windowed (solid)")
-    for ax in (left, right):
+                ax.plot(xs, ys, style, marker="o", color=color, label=label)
+        ax.set_title(f"{lang}: per-token check vs baselines")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("file size (lines)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-    left.set_ylabel("ms per token (median)")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("ms per token (median)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -120,21 +132,22 @@ def _scaling_file_size(path: Path, cells: Sequence[Cell]) -> None:
 def _scaling_holes(path: Path, cells: Sequence[Cell]) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    sizes = sorted({c.lines for c in cells})
-    for i, lines in enumerate(sizes):
-        for variant, style in (("whole", "--"), ("window", "-")):
+    keys = sorted({(c.language, c.lines) for c in cells}, key=lambda k: (k[0] != "python", k))
+    for i, (lang, lines) in enumerate(keys):
+        for variant, style in (("engine", "-"), ("window", "--")):
             pts = sorted((c.holes, median(c.times_ms)) for c in cells
-                         if c.lines == lines and c.variant == variant and c.times_ms)
+                         if c.language == lang and c.lines == lines and c.variant == variant
+                         and c.holes and c.times_ms)
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
-                        color=f"C{i}", label=f"{lines} lines, {variant}")
-    ax.set_xticks([1, 2, 3])
+                        color=f"C{i % 10}", label=f"{lang} {lines} lines, {variant}")
+    ax.set_xticks(sorted({c.holes for c in cells if c.holes}))
     ax.set_yscale("log")
     ax.set_xlabel("holes")
     ax.set_ylabel("ms per token (median)")
-    ax.set_title("check time per token vs number of holes")
+    ax.set_title("per-token check vs holes: engine (solid), classic window (dashed)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

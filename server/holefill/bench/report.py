@@ -33,7 +33,7 @@ def render(res: BenchResults) -> str:
     if res.by_language:
         parts += [_summary(res), *_functional(res), _headline(res), _groups(res)]
     if res.cells:
-        parts += [_scaling(res), _baselines(res)]
+        parts += [_scaling(res), _baselines(res), _stages(res)]
     parts.append(_notes(res))
     return "\n\n".join(p.rstrip() for p in parts) + "\n"
 
@@ -274,51 +274,91 @@ def _groups(res: BenchResults) -> str:
 
 def _cell_row(c: Cell) -> list[str]:
     verdicts = ", ".join(f"{k} {v}" for k, v in sorted(c.verdicts.items())) or "-"
+    if c.fallbacks:
+        verdicts += f" ({c.fallbacks} by the classic check)"
     if c.budget_hit:
         verdicts += " (budget hit)"
-    return [str(c.lines), str(c.holes) if c.holes else "-", c.variant, str(len(c.times_ms)),
-            fmt(median(c.times_ms), 2), fmt(percentile(c.times_ms, 0.9), 2),
-            fmt(percentile(c.times_ms, 0.99), 2), verdicts,
-            fmt(median(c.window_ms), 1) if c.window_ms else "-",
+    if c.note:
+        verdicts += f"; {c.note}"
+    once = c.prep_ms or c.window_ms
+    return [c.language, str(c.lines), str(c.holes) if c.holes else "-", c.variant,
+            str(len(c.times_ms)), fmt(median(c.times_ms), 3), fmt(percentile(c.times_ms, 0.9), 3),
+            fmt(percentile(c.times_ms, 0.99), 3), verdicts,
+            fmt(median(once), 1) if once else "-",
             fmt(median([float(n) for n in c.checked_chars]), 0) if c.checked_chars else "-"]
 
 
 def _scaling(res: BenchResults) -> str:
-    head = ["lines", "holes", "variant", "n", "ms median", "p90", "p99", "verdicts",
-            "window ms (once)", "chars checked"]
-    cells = sorted(res.cells, key=lambda c: (c.lines, c.holes, c.variant))
+    head = ["language", "lines", "holes", "variant", "n", "ms median", "p90", "p99", "verdicts",
+            "once per request ms", "chars checked"]
+    cells = sorted(res.cells, key=lambda c: (c.language != "python", c.language, c.lines,
+                                             c.holes, c.variant))
     return "\n\n".join([
         "## Scaling: check time per token vs file size and holes",
         f"![per-token check time vs file size]({res.plots.get('scaling_file_size', '')})",
         f"![per-token check time vs holes]({res.plots.get('scaling_holes', '')})",
         "One check per replayed token (the removed text, split by the model's tokenizer); every "
         "state is completable, so every verdict should be yes (`unknown`: the step budget ran "
-        "out; never read as no). `window ms` is the one-time cost of finding the window per "
-        "request (for llguidance: consuming the prefix). A cell stops once it has used its "
-        f"time budget ({res.config.cell_budget_s:.0f} s, at least one check).",
+        "out; never read as no). `engine` is the default decoding path (request_checks: "
+        "windows, segments and an incremental engine per part; checks it leaves to the classic "
+        "check are counted and timed with it); `whole`, `window` and `prefix` run the classic "
+        "check from nothing per token. `once per request` is what a request pays before its "
+        "first token: for `engine` its preparation (windows, segments, and the first check of "
+        "every part, no cache across requests), for the classic variants finding the window, "
+        "for llguidance consuming the prefix. A cell stops once it has used its time budget "
+        f"({res.config.cell_budget_s:.0f} s, at least one check).",
         table(head, [_cell_row(c) for c in cells])])
 
 
 def _baselines(res: BenchResults) -> str:
-    sizes = sorted({(c.target, c.lines) for c in res.cells})
-    cols = [("window", 1), ("prefix", 1), ("whole", 1), ("ast.parse", 0), ("tree-sitter", 0),
-            ("llguidance", 1)]
-    head = ["lines", "holefill windowed", "holefill prefix-only", "holefill whole file",
+    def cell(language: str, target: int, variant: str, holes: int) -> Cell | None:
+        return next((c for c in res.cells if c.language == language and c.target == target
+                     and c.variant == variant and c.holes == holes and c.times_ms), None)
+
+    def med(c: Cell | None, digits: int = 2) -> str:
+        return fmt(median(c.times_ms), digits) if c else "-"
+
+    head = ["language", "lines", "holes", "engine median", "p90", "p99", "prep median",
+            "prep max", "classic window", "classic whole file", "prefix only",
             "ast.parse re-parse", "tree-sitter re-parse", "llguidance mask"]
     body = []
-    for target, lines in sizes:
-        row = [str(lines)]
-        for variant, holes in cols:
-            cell = next((c for c in res.cells if c.target == target and c.variant == variant
-                         and c.holes == holes), None)
-            row.append(fmt(median(cell.times_ms), 2) if cell and cell.times_ms else "-")
-        body.append(row)
+    keys = sorted({(c.language, c.target, c.lines, c.holes) for c in res.cells if c.holes},
+                  key=lambda k: (k[0] != "python", k))
+    for language, target, lines, holes in keys:
+        eng = cell(language, target, "engine", holes)
+        body.append([
+            language, str(lines), str(holes), med(eng, 3),
+            fmt(percentile(eng.times_ms, 0.9), 3) if eng else "-",
+            fmt(percentile(eng.times_ms, 0.99), 3) if eng else "-",
+            fmt(median(eng.prep_ms), 1) if eng and eng.prep_ms else "-",
+            fmt(max(eng.prep_ms), 1) if eng and eng.prep_ms else "-",
+            *(med(cell(language, target, v, holes)) for v in ("window", "whole", "prefix")),
+            *(med(cell(language, target, v, 0)) for v in ("ast.parse", "tree-sitter")),
+            med(cell(language, target, "llguidance", holes), 3)])
     return "\n\n".join([
-        "## Baselines, per token, one hole (median ms)",
-        "Measured in the same run on the same files and states as the scaling table. A "
-        "re-parse answers only \"is the file valid now?\"; llguidance computes a mask over the "
-        "whole vocabulary for prefix-only generation, with a layout-free Python-ish grammar.",
+        "## Baselines side by side, per token (ms)",
+        "Measured in the same run on the same files and states as the scaling table (medians "
+        "unless p90/p99; `-`: not measured for this language or hole count). The engine's "
+        "prep is the request's preparation (first check of every part, windows and segments "
+        "included); the first request of a cell also pays cold caches, hence prep max. A "
+        "re-parse answers only \"is the file valid now?\" and does not depend on the holes; "
+        "llguidance computes a mask over the whole vocabulary for prefix-only generation, with "
+        "a layout-free Python-ish grammar (no C++ grammar for it here).",
         table(head, body), _guidance_summary(res)])
+
+
+def _stages(res: BenchResults) -> str:
+    if not res.stages:
+        return ""
+    body = [[phase, stage, fmt(ms, 1), fmt(pct, 1)] for phase, stage, ms, pct in res.stages]
+    return "\n\n".join([
+        "## Where the engine's time goes",
+        "Wall time of the engine cells above by stage (holefill.bench.stages), summed over all "
+        "sizes and hole counts of a language: `prep` is the requests' preparation, `token` the "
+        "per-token checks. Times are exclusive (a right context's new entry built inside the "
+        "junction counts as the right's), so a phase's stages and `other` add up to its time; "
+        "the classic check counts where the engine fell back to it or a window sweep called it.",
+        table(["phase", "stage", "ms", "% of phase"], body)])
 
 
 def _guidance_summary(res: BenchResults) -> str:

@@ -25,6 +25,7 @@ class BenchResults:
     cells: list[Cell] = field(default_factory=list)
     guidance: dict[str, Any] = field(default_factory=dict)  # version, vocab, error
     guidance_files: list[MaskRun] = field(default_factory=list)
+    stages: list[tuple[str, str, float, float]] = field(default_factory=list)  # Stages.rows
     parts: tuple[str, ...] = ()
     wall_s: dict[str, float] = field(default_factory=dict)
     plots: dict[str, str] = field(default_factory=dict)  # what -> file name
@@ -43,6 +44,8 @@ class BenchResults:
             "scaling": [dataclasses.asdict(c) for c in self.cells],
             "llguidance": {**self.guidance,
                            "files": [dataclasses.asdict(r) for r in self.guidance_files]},
+            "engine_stages": [dict(zip(("phase", "stage", "ms", "percent"), r, strict=True))
+                              for r in self.stages],
             "samples": [r.summary() for r in self.records],
             "plots": self.plots,
         })

@@ -23,6 +23,7 @@ from .options import DEFAULT_OUTPUT, PARTS, SUITES
 from .results import BenchResults
 from .runner import log_stderr, run_decoding
 from .scaling import run_scaling, token_splitter
+from .stages import Stages
 
 
 def config_from(args: argparse.Namespace) -> BenchConfig:
@@ -40,6 +41,10 @@ def config_from(args: argparse.Namespace) -> BenchConfig:
                                             if x in args.splits.split(","))
     if args.infilling is not None:
         changes["infilling_per_split"] = args.infilling
+    if args.cuts is not None:
+        changes["cuts_per_cell"] = args.cuts
+    if args.steps is not None:
+        changes["steps_per_cut"] = args.steps
     return dataclasses.replace(cfg, **changes)
 
 
@@ -105,7 +110,10 @@ def _scaling(res: BenchResults, model_dir: Path | None) -> None:
     if guidance.error:
         log_stderr(f"llguidance baseline skipped: {guidance.error}")
     t0 = time.perf_counter()
-    res.cells = run_scaling(res.config, token_splitter(tokenizer_json), guidance, log_stderr)
+    with Stages() as stages:
+        res.cells = run_scaling(res.config, token_splitter(tokenizer_json), guidance,
+                                log_stderr, stages)
+    res.stages = stages.rows()
     if guidance.ok:
         files = [p for p in stdlib_files(res.config.python_max_lines)
                  if p.stat().st_size > 4000]
@@ -128,8 +136,9 @@ def _command(args: argparse.Namespace) -> str:
     words = ["holefill", "bench"]
     if args.quick:
         words.append("--quick")
-    for flag in ("model", "device", "threads", "limit", "sizes", "max_new_tokens",
-                 "max_lines", "seed", "parts", "suites", "splits", "infilling", "fim_format"):
+    for flag in ("model", "device", "threads", "limit", "sizes", "cuts", "steps",
+                 "max_new_tokens", "max_lines", "seed", "parts", "suites", "splits",
+                 "infilling", "fim_format"):
         value = getattr(args, flag)
         default = {"device": "auto", "seed": 0, "parts": ",".join(PARTS),
                    "suites": ",".join(SUITES)}.get(flag)
