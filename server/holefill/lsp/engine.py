@@ -1,19 +1,19 @@
 """The model side of the server: load the model once, run fills off the event loop.
 
-The model runs in an executor of its own (pygls' thread pool also reads stdin), one job at a
-time. Cancellation is cooperative: a job gets a `threading.Event` that the decoding loop
-checks between tokens; a cancelled request sets it, so the model stops within one token.
+The model runs on the `Worker` thread of `holefill.lsp.jobs`, one job at a time. Cancellation
+is cooperative: a job gets a `CancelToken` that the engine polls (between tokens and inside
+the checks); a cancelled request sets it. Loading a model is urgent: it goes to the front of
+the queue, and the fills queued or running for the old model are cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from holefill.lsp.jobs import CancelToken, Worker
 from holefill.lsp.settings import Settings
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ Report = Callable[[float | None, str], None]
 
 class Engine:
     def __init__(self) -> None:
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holefill-model")
+        self.worker = Worker()
         self._completer: Completer | None = None
         self._key: tuple | None = None
         self._loading: asyncio.Future[Any] | None = None
@@ -48,9 +48,10 @@ class Engine:
         if self._completer is not None and self._key == key:
             return self._completer
         if self._loading is None or self._loading_key != key:
-            loop = asyncio.get_running_loop()
+            self.worker.cancel_all("the model is being replaced")
             self._loading_key = key
-            self._loading = loop.run_in_executor(self.executor, self._load, settings, report)
+            self._loading = self.worker.submit(lambda: self._load(settings, report),
+                                               CancelToken(), urgent=True, name="load")
         loading = self._loading
         try:
             comp = await asyncio.shield(loading)
@@ -73,15 +74,15 @@ class Engine:
         self._completer, self._key = comp, settings.model_key()
         return comp
 
-    async def run(self, job: Callable[[], T], cancel: threading.Event) -> T:
-        """Run ``job`` on the model thread; a cancelled caller stops it within one token."""
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self.executor, job)
+    async def run(self, job: Callable[[], T], token: CancelToken, name: str = "fill") -> T:
+        """Run ``job`` on the model thread; a caller that is cancelled sets ``token``, which
+        the job polls."""
+        future = self.worker.submit(job, token, name=name)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
-            cancel.set()
+            token.set("cancelled")
             raise
 
     def shutdown(self) -> None:
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.worker.close()

@@ -1,0 +1,165 @@
+"""The model's work queue: one thread, jobs in order, cancelled work never waits in line.
+
+A `Completer` runs one fill at a time (it shares its KV cache), so the model has one worker
+thread. Each job carries a `CancelToken`, which the engine polls (between tokens, in the
+checks: `Completer.fill(..., cancel=token)`) and which is set by the client's
+`$/cancelRequest`, by a newer request on the same document (the server's policy: the newest
+request per document wins), by its deadline, or at shutdown.
+
+- A job whose token is set before it starts is not run: it is answered `Cancelled` at once,
+  so a queue of superseded requests drains in microseconds instead of each one starting up.
+- `urgent` jobs (loading a model) go to the front of the queue: a reload is not stuck behind
+  fills, which would use the old model anyway (the server cancels them).
+- For every job that was running when its token was set, the time from the set to the job's
+  return is recorded (`stop_ms`): how fast cancelled work really stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from holefill.decode.loop import Cancelled
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class CancelToken:
+    """Set once, with a reason ("cancelled", "superseded", "deadline", "shutdown"); a
+    deadline sets it when it is polled after the deadline passed. Callable: the engine's
+    `cancel=` accepts it as it is."""
+
+    def __init__(self, deadline_s: float | None = None) -> None:
+        self._event = threading.Event()
+        self.deadline = None if deadline_s is None else time.monotonic() + deadline_s
+        self.reason: str | None = None
+        self.set_at: float | None = None
+
+    def set(self, reason: str = "cancelled") -> None:
+        if not self._event.is_set():
+            self.reason, self.set_at = reason, time.monotonic()
+            self._event.set()
+
+    def is_set(self) -> bool:
+        if self._event.is_set():
+            return True
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.set("deadline")
+            return True
+        return False
+
+    __call__ = is_set
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+
+@dataclass
+class _Job(Generic[T]):
+    fn: Callable[[], T]
+    token: CancelToken
+    future: asyncio.Future[T]
+    loop: asyncio.AbstractEventLoop
+    name: str
+
+
+class Worker:
+    """Runs jobs on one daemon thread (a daemon, so a job that is still running never holds
+    the process at exit)."""
+
+    def __init__(self, name: str = "holefill-model", history: int = 1000) -> None:
+        self.name = name
+        self._jobs: deque[_Job[Any]] = deque()
+        self._cv = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.running: _Job[Any] | None = None
+        self.stop_ms: deque[float] = deque(maxlen=history)
+        self.dropped = 0
+        # called on the worker thread: (job name, why it was cancelled, ms from the cancel
+        # to the job's return) for each job that was running when it was cancelled
+        self.on_stop: Callable[[str, str, float], None] | None = None
+
+    def submit(self, fn: Callable[[], T], token: CancelToken, *, urgent: bool = False,
+               name: str = "job") -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        job = _Job(fn, token, loop.create_future(), loop, name)
+        with self._cv:
+            if self._closed:
+                raise Cancelled("the server is shutting down")
+            if urgent:
+                self._jobs.appendleft(job)
+            else:
+                self._jobs.append(job)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+            self._cv.notify()
+        return job.future
+
+    def cancel_all(self, reason: str) -> None:
+        """Set the token of every queued and running job."""
+        with self._cv:
+            jobs = list(self._jobs) + ([self.running] if self.running else [])
+        for job in jobs:
+            job.token.set(reason)
+
+    def close(self) -> None:
+        self.cancel_all("shutdown")
+        with self._cv:
+            self._closed = True
+            self._cv.notify()
+
+    def queued(self) -> int:
+        with self._cv:
+            return len(self._jobs)
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._jobs and not self._closed:
+                    self._cv.wait()
+                if not self._jobs:
+                    return
+                job = self._jobs.popleft()
+                if job.token.is_set():
+                    self.dropped += 1
+                    self._settle(job, None, Cancelled(f"{job.name}: {job.token.reason}"))
+                    continue
+                self.running = job
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                result = job.fn()
+            except BaseException as exc:  # handed to the awaiting request, which answers it
+                error = exc
+            finally:
+                with self._cv:
+                    self.running = None
+            if job.token.set_at is not None:
+                ms = 1e3 * (time.monotonic() - job.token.set_at)
+                self.stop_ms.append(ms)
+                if self.on_stop is not None:
+                    self.on_stop(job.name, job.token.reason or "cancelled", ms)
+            self._settle(job, result, error)
+
+    @staticmethod
+    def _settle(job: _Job[Any], result: Any, error: BaseException | None) -> None:
+        def settle() -> None:
+            if job.future.done():
+                return
+            if error is not None:
+                job.future.set_exception(error)
+            else:
+                job.future.set_result(result)
+
+        with contextlib.suppress(RuntimeError):  # a closed event loop: nobody waits any more
+            job.loop.call_soon_threadsafe(settle)
