@@ -41,3 +41,21 @@ def test_bad_values_are_named_and_the_old_ones_kept():
     s, problems = updated(Settings(), {"topK": -1, "nope": 1}, initial=False)
     assert s.top_k == Settings().top_k
     assert len(problems) == 2 and "holefill.topK" in problems[0]
+
+
+def test_the_vscode_extension_keeps_trust_a_machine_setting_and_untrusted_workspaces_out():
+    """The editor side of the rule, read from the extension's manifest (no node needed):
+    a workspace can neither set trustRemoteCode nor run the extension at all while the user
+    has not trusted it; turning trust on restarts the server (it is read at initialization)."""
+    import json
+    import re
+    from pathlib import Path
+
+    client = Path(__file__).resolve().parents[2] / "vscode-client"
+    manifest = json.loads((client / "package.json").read_text(encoding="utf-8"))
+    spec = manifest["contributes"]["configuration"]["properties"]["holefill.trustRemoteCode"]
+    assert spec["scope"] == "machine" and spec["default"] is False
+    assert manifest["capabilities"]["untrustedWorkspaces"]["supported"] is False
+    settings_ts = (client / "src" / "settings.ts").read_text(encoding="utf-8")
+    restart = re.search(r"RESTART_KEYS = \[([^\]]*)\]", settings_ts)
+    assert restart is not None and "'trustRemoteCode'" in restart.group(1)
