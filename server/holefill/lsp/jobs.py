@@ -12,6 +12,10 @@ request per document wins), by its deadline, or at shutdown.
   fills, which would use the old model anyway (the server cancels them).
 - For every job that was running when its token was set, the time from the set to the job's
   return is recorded (`stop_ms`): how fast cancelled work really stops.
+- After each job the C heap's free memory goes back to the system (`malloc_trim`, where the C
+  library has it): a check allocates in bursts of up to hundreds of MB, and without this the
+  server kept its largest burst for good (measured by the soak: 377 MB at the start, 605 MB
+  after 20 s, flat when trimmed).
 """
 
 from __future__ import annotations
@@ -62,6 +66,33 @@ class CancelToken:
         return self._event.wait(timeout)
 
 
+def _malloc_trim() -> Callable[[], object] | None:
+    try:
+        import ctypes
+        import ctypes.util
+
+        name = ctypes.util.find_library("c")
+        libc = ctypes.CDLL(name) if name else None
+        trim = getattr(libc, "malloc_trim", None)
+    except (OSError, AttributeError):
+        return None
+    return None if trim is None else (lambda: trim(0))
+
+
+_TRIM = _malloc_trim()
+
+
+def release_memory() -> None:
+    """Give the C heap's free memory back to the system (glibc; elsewhere a no-op)."""
+    if _TRIM is not None:
+        _TRIM()
+
+
+def _seen(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 @dataclass
 class _Job(Generic[T]):
     fn: Callable[[], T]
@@ -92,6 +123,9 @@ class Worker:
                name: str = "job") -> asyncio.Future[T]:
         loop = asyncio.get_running_loop()
         job = _Job(fn, token, loop.create_future(), loop, name)
+        # a caller that was cancelled stops waiting (it awaits through asyncio.shield): mark
+        # the job's outcome as seen, or asyncio logs "exception was never retrieved"
+        job.future.add_done_callback(_seen)
         with self._cv:
             if self._closed:
                 raise Cancelled("the server is shutting down")
@@ -144,6 +178,7 @@ class Worker:
             finally:
                 with self._cv:
                     self.running = None
+                release_memory()
             if job.token.set_at is not None:
                 ms = 1e3 * (time.monotonic() - job.token.set_at)
                 self.stop_ms.append(ms)

@@ -236,6 +236,18 @@ class HolefillProtocol(LanguageServerProtocol):
             return
         future.cancel()
 
+    def _handle_response(self, msg_id: MsgId, result: Any | None = None,
+                         error: Any | None = None) -> None:
+        """An answer to one of our requests. Its future may be done already: `shutdown`
+        cancels every future pygls tracks, ours included, and a progress request we stopped
+        waiting for is cancelled; pygls then raised InvalidStateError out of the read loop."""
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self._request_futures.pop(msg_id, None)
+            log.debug("an answer to %s came after we stopped waiting for it", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     def _send_handler_result(self, future: Any, *, msg_id: MsgId) -> None:
         self._request_futures.pop(msg_id, None)
         self._children.pop(msg_id, None)

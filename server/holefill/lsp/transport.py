@@ -66,6 +66,15 @@ async def serve_messages(protocol: HolefillProtocol, reader: MessageReader) -> i
 
 
 def deliver(protocol: HolefillProtocol, message: Any) -> None:
+    """Hand one item of the reader to the protocol. A bug of ours while handling it is
+    logged; it never ends the loop (the client would wait forever for every later answer)."""
+    try:
+        _deliver(protocol, message)
+    except Exception:
+        log.exception("internal error while handling a message")
+
+
+def _deliver(protocol: HolefillProtocol, message: Any) -> None:
     if isinstance(message, Problem):
         if message.recovered:
             log.warning("a malformed frame: %s (the message was read anyway)", message.reason)
@@ -95,7 +104,10 @@ class StdinSource:
             except OSError as exc:
                 log.info("stdin: %s", exc)
                 chunk = b""
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, chunk)
+            try:
+                self.loop.call_soon_threadsafe(self.queue.put_nowait, chunk)
+            except RuntimeError:  # the event loop is closed: the server is exiting
+                return
             if not chunk:
                 return
 
