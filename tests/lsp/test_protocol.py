@@ -12,10 +12,10 @@ import asyncio
 import json
 
 import pytest
-from lsp_testing import scaled
+from lsp_testing import scaled, tiny_options, until
 
 from holefill.lsp.badinput import BAD_INPUTS, bad_input_table, format_table
-from holefill.lsp.client import RawClient, ResponseError
+from holefill.lsp.client import NO_ANSWER, RawClient, ResponseError
 
 pytestmark = pytest.mark.asyncio
 
@@ -124,6 +124,35 @@ async def test_exit_without_shutdown_exits_1(raw):
     await raw.initialize({}, timeout=scaled(30))
     raw.notify("exit")
     assert await raw.wait_exit(scaled(10)) == 1
+
+
+async def test_a_late_answer_to_a_request_the_server_gave_up_is_ignored(raw, tiny_model_dir):
+    """The server asks for a progress token for a fill; the fill is cancelled while it waits,
+    and the client's answer comes after that. pygls raised InvalidStateError out of its read
+    loop there, and the server died (found by the soak)."""
+    raw.handlers["window/workDoneProgress/create"] = lambda p: NO_ANSWER
+    await raw.initialize(tiny_options(tiny_model_dir), timeout=scaled(30))
+    uri = "file:///work/late.py"
+    open_doc(raw, uri, "x = <|hole|>\n")
+    actions = await raw.request("textDocument/codeAction", action_params(uri),
+                                timeout=scaled(10))
+    fill = raw.request_nowait("codeAction/resolve", actions[0], msg_id="fill")
+
+    def creates() -> list:
+        return [r for r in raw.received.requests
+                if r["method"] == "window/workDoneProgress/create"]
+
+    assert await until(lambda: len(creates()) >= 2, scaled(30))  # the model's, the fill's
+    raw.cancel("fill")
+    answer = await asyncio.wait_for(fill, scaled(10))
+    assert answer["error"]["code"] == -32800
+    for request in creates():
+        raw.send({"jsonrpc": "2.0", "id": request["id"], "result": None})
+    # still alive
+    actions = await raw.request("textDocument/codeAction", action_params(uri),
+                                timeout=scaled(10))
+    assert actions
+    assert not any("Traceback" in line for line in raw.stderr)
 
 
 async def test_the_end_of_input_ends_the_server(raw):

@@ -5,7 +5,8 @@ editors are the real clients.
 
 `RawClient.spawn(argv)` starts `holefill serve` (or anything) with pipes; `RawClient.connect`
 opens a TCP connection. Requests the server sends are answered by `handlers[method]` (default:
-null), which is how `window/workDoneProgress/create` and `workspace/applyEdit` are answered.
+null), which is how `window/workDoneProgress/create` and `workspace/applyEdit` are answered; a
+handler that returns `NO_ANSWER` leaves the request open (the test answers it later).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from holefill.lsp.framing import MessageReader, Problem, encode
+
+NO_ANSWER = object()  # a handler's result that means: do not answer (yet)
 
 
 class ResponseError(Exception):
@@ -247,6 +250,7 @@ class RawClient:
                 self.send({"jsonrpc": "2.0", "id": message["id"],
                            "error": {"code": -32603, "message": str(exc)}})
                 return
-            self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            if result is not NO_ANSWER:
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
         else:
             self.received.notifications.append(message)
