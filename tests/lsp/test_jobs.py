@@ -121,3 +121,51 @@ async def test_errors_of_a_job_reach_the_caller():
         await worker.submit(boom, CancelToken())
     assert await worker.submit(lambda: 7, CancelToken()) == 7
     worker.close()
+
+
+def busy_without_polling(seconds: float) -> str:
+    """Pure-Python work that never looks at its token (as the layout product did)."""
+    end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < end:
+        n += sum(range(100))
+    return "finished"
+
+
+def here(files: list[str]) -> bool:
+    return bool(files) and files[0].endswith("test_jobs.py")
+
+
+async def test_a_job_that_never_polls_is_stopped_after_the_grace_period():
+    worker = Worker(interruptible=here, grace_s=0.2)
+    token = CancelToken()
+    stops: list[str] = []
+    worker.on_stop = lambda name, why, ms: stops.append(why)
+    future = worker.submit(lambda: busy_without_polling(30), token)
+    await asyncio.sleep(0.3)
+    token.set("cancelled")
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled):
+        await asyncio.wait_for(future, 5)
+    assert time.monotonic() - t0 < 2
+    assert stops == ["cancelled, interrupted"]
+    assert await worker.submit(lambda: "next", CancelToken()) == "next"  # the worker lives
+    worker.close()
+
+
+async def test_a_job_outside_the_safe_code_is_left_to_finish():
+    worker = Worker(interruptible=lambda files: False, grace_s=0.05)
+    token = CancelToken()
+    future = worker.submit(lambda: busy_without_polling(0.6), token)
+    await asyncio.sleep(0.1)
+    token.set("cancelled")
+    assert await asyncio.wait_for(future, 5) == "finished"
+    worker.close()
+
+
+async def test_a_deadline_stops_a_job_that_never_polls():
+    worker = Worker(interruptible=here, grace_s=0.1)
+    future = worker.submit(lambda: busy_without_polling(30), CancelToken(deadline_s=0.3))
+    with pytest.raises(Cancelled):
+        await asyncio.wait_for(future, 5)
+    worker.close()

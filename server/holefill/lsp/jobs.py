@@ -12,6 +12,9 @@ request per document wins), by its deadline, or at shutdown.
   fills, which would use the old model anyway (the server cancels them).
 - For every job that was running when its token was set, the time from the set to the job's
   return is recorded (`stop_ms`): how fast cancelled work really stops.
+- A job still running `grace_s` after its token was set is stopped with an asynchronous
+  `Cancelled` where that is safe (`holefill.lsp.interrupt`, the lexing code by default): a
+  backstop for the stages of the engine that do not poll the token yet.
 - After each job the C heap's free memory goes back to the system (`malloc_trim`, where the C
   library has it): a check allocates in bursts of up to hundreds of MB, and without this the
   server kept its largest burst for good (measured by the soak: 377 MB at the start, 605 MB
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from holefill.decode.loop import Cancelled
+from holefill.lsp.interrupt import in_lexing, interrupt
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -100,14 +104,19 @@ class _Job(Generic[T]):
     future: asyncio.Future[T]
     loop: asyncio.AbstractEventLoop
     name: str
+    interrupted: bool = False
 
 
 class Worker:
     """Runs jobs on one daemon thread (a daemon, so a job that is still running never holds
     the process at exit)."""
 
-    def __init__(self, name: str = "holefill-model", history: int = 1000) -> None:
+    def __init__(self, name: str = "holefill-model", history: int = 1000, *,
+                 interruptible: Callable[[list[str]], bool] | None = in_lexing,
+                 grace_s: float = 0.25) -> None:
         self.name = name
+        self.interruptible = interruptible
+        self.grace_s = grace_s
         self._jobs: deque[_Job[Any]] = deque()
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -136,6 +145,9 @@ class Worker:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
                 self._thread.start()
+                if self.interruptible is not None:
+                    threading.Thread(target=self._watch, name=f"{self.name}-watch",
+                                     daemon=True).start()
             self._cv.notify()
         return job.future
 
@@ -183,8 +195,26 @@ class Worker:
                 ms = 1e3 * (time.monotonic() - job.token.set_at)
                 self.stop_ms.append(ms)
                 if self.on_stop is not None:
-                    self.on_stop(job.name, job.token.reason or "cancelled", ms)
+                    why = job.token.reason or "cancelled"
+                    self.on_stop(job.name, f"{why}, interrupted" if job.interrupted else why,
+                                 ms)
             self._settle(job, result, error)
+
+    def _watch(self) -> None:
+        """Stop a job that did not notice its token within `grace_s` (module docstring)."""
+        assert self._thread is not None and self._thread.ident is not None
+        assert self.interruptible is not None
+        while not self._closed:
+            time.sleep(min(0.05, self.grace_s / 2))
+            job = self.running
+            if job is None or job.interrupted or not job.token.is_set():
+                continue
+            if job.token.set_at is None or time.monotonic() - job.token.set_at < self.grace_s:
+                continue
+            with self._cv:  # the worker cannot leave the job while this holds the lock
+                if self.running is job and interrupt(self._thread.ident, Cancelled,
+                                                     self.interruptible):
+                    job.interrupted = True
 
     @staticmethod
     def _settle(job: _Job[Any], result: Any, error: BaseException | None) -> None:
