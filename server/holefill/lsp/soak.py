@@ -97,10 +97,17 @@ class Doc:
     text: str
     version: int = 1
     damaged: bool = False  # edited other than by inserting at markers
+    # (text, damaged) of recent versions: a late answer is checked against its own version
+    history: dict[int, tuple[str, bool]] = field(default_factory=dict)
 
     @property
     def crlf(self) -> bool:
         return "\r\n" in self.text
+
+    def remember(self) -> None:
+        self.history[self.version] = (self.text, self.damaged)
+        while len(self.history) > 64:
+            del self.history[next(iter(self.history))]
 
 
 # ------------------------------------------------------------------ positions (independent)
@@ -263,7 +270,12 @@ class Session:
                     self.report.violation(step, f"a traceback in the answer to {method}")
             sent_at = self.cancel_sent_at.pop(answer.get("id"), None)
             if sent_at is not None:
-                self.report.cancel_ms.append(1e3 * (time.monotonic() - sent_at))
+                ms = 1e3 * (time.monotonic() - sent_at)
+                self.report.cancel_ms.append(ms)
+                code = answer.get("error", {}).get("code", "result")
+                self.report.slow_cancels.append((ms, f"{method} -> {code} (step {step})"))
+                self.report.slow_cancels.sort(reverse=True)
+                del self.report.slow_cancels[3:]
 
         fut.add_done_callback(done)
         return fut
@@ -331,6 +343,7 @@ class Session:
             text = PYTHON_BASE.replace("\n", "\r\n") if kind == 1 else PYTHON_BASE
             doc = Doc(f"file:///soak/doc{self.opened}.py", "python", text)
         self.docs[doc.uri] = doc
+        doc.remember()
         self.client.notify("textDocument/didOpen", {"textDocument": {
             "uri": doc.uri, "languageId": doc.language, "version": doc.version,
             "text": doc.text}})
@@ -338,6 +351,7 @@ class Session:
     def _send_change(self, doc: Doc, changes: list[dict[str, Any]]) -> None:
         assert self.client is not None
         doc.version += 1
+        doc.remember()
         self.client.notify("textDocument/didChange", {
             "textDocument": {"uri": doc.uri, "version": doc.version},
             "contentChanges": changes})
@@ -429,11 +443,11 @@ class Session:
             if not result or not result.get("edit"):
                 return
             filled = self._check_edit(result["edit"], step)
-            if filled is None or doc.version != version:
+            if filled is None:
                 return
-            if not doc.damaged and MARKER not in filled:
+            if not doc.history.get(version, ("", True))[1] and MARKER not in filled:
                 self._oracle(doc, filled, step)
-            if self.rng.random() < 0.5:
+            if doc.version == version and self.rng.random() < 0.5:
                 self._apply(doc, result["edit"])
 
         resolved.add_done_callback(check)
@@ -450,23 +464,25 @@ class Session:
                                             f"{start}..{end} is {text[start:end]!r} here")
 
     def _check_edit(self, edit: dict[str, Any], step: int) -> str | None:
-        """The text after ``edit`` when it is pure insertions or marker replacements at the
-        version the client has; a violation otherwise."""
+        """The text of the version ``edit`` names with ``edit`` applied, when the edit is pure
+        insertions or marker replacements there; a violation otherwise; None when that
+        version is no longer known (the document was closed)."""
         (change,) = edit.get("documentChanges") or [None]
         if change is None:
             self.report.violation(step, "an edit without a versioned document change")
             return None
         doc = self.docs.get(change["textDocument"]["uri"])
-        if doc is None or doc.version != change["textDocument"]["version"]:
-            return None  # the document changed or closed since: the client would refuse it
+        known = doc.history.get(change["textDocument"]["version"]) if doc else None
+        if known is None:
+            return None
+        text = known[0]
         spans = []
         for e in change["edits"]:
-            a, b = offset_of(doc.text, e["range"]["start"]), offset_of(doc.text, e["range"]["end"])
-            if a != b and doc.text[a:b] != MARKER:
-                self.report.violation(step, f"an edit replaces {doc.text[a:b]!r}, not a marker")
+            a, b = offset_of(text, e["range"]["start"]), offset_of(text, e["range"]["end"])
+            if a != b and text[a:b] != MARKER:
+                self.report.violation(step, f"an edit replaces {text[a:b]!r}, not a marker")
                 return None
             spans.append((a, b, e["newText"]))
-        text = doc.text
         for a, b, new in sorted(spans, reverse=True):
             text = text[:a] + new + text[b:]
         return text
@@ -518,10 +534,10 @@ class Session:
         edit = params["edit"]
         (change,) = edit["documentChanges"]
         key = (change["textDocument"]["uri"], change["textDocument"]["version"])
-        for msg_id, cancelled in self.cancelled_commands.items():
-            if cancelled == key:
-                self.report.violation(self.step, f"the cancelled command {msg_id} sent "
-                                                 "workspace/applyEdit")
+        mine = [i for i, k in self.commands.items() if k == key]
+        if mine and all(i in self.cancelled_commands for i in mine):
+            self.report.violation(self.step, f"the cancelled command {mine[-1]} sent "
+                                             "workspace/applyEdit")
         if self._check_edit(edit, self.step) is None:
             return {"applied": False}
         doc = self.docs.get(key[0])

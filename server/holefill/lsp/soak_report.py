@@ -17,6 +17,7 @@ class Report:
     errors: Counter[str] = field(default_factory=Counter)  # "method code"
     latency_ms: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     cancel_ms: list[float] = field(default_factory=list)  # client: cancel -> answer
+    slow_cancels: list[tuple[float, str]] = field(default_factory=list)  # the 3 slowest
     stop_ms: list[float] = field(default_factory=list)  # server: cancel -> job returned
     rss_kb: list[tuple[float, int]] = field(default_factory=list)
     oracle: Counter[str] = field(default_factory=Counter)
@@ -58,7 +59,8 @@ def format_report(r: Report) -> str:
         lines.append(f"cancellation, client (cancel sent -> answer): n={len(r.cancel_ms)}, "
                      f"p50 {percentile(r.cancel_ms, 0.5):.0f} ms, "
                      f"p90 {percentile(r.cancel_ms, 0.9):.0f} ms, "
-                     f"max {max(r.cancel_ms):.0f} ms")
+                     f"max {max(r.cancel_ms):.0f} ms; slowest: " + "; ".join(
+                         f"{ms:.0f} ms {what}" for ms, what in r.slow_cancels))
     if r.stop_ms:
         lines.append(f"cancellation, server (cancel -> model job returned): n={len(r.stop_ms)}, "
                      f"p50 {percentile(r.stop_ms, 0.5):.0f} ms, "
