@@ -120,9 +120,9 @@ class RawClient:
         code = None
         running = self.process is None or self.process.returncode is None
         if running and not self.closed.done():
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # e.g. InvalidRequest: shut down already
                 await self.request("shutdown", None, timeout=timeout)
-                self.notify("exit")
+            self.notify("exit")
         if self.process is not None:
             code = await self.wait_exit(timeout)
             if code is None:

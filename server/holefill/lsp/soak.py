@@ -15,9 +15,9 @@ What it asserts, as `violations` (each with the seed and step to replay it):
 - no traceback on the server's stderr and no InternalError answer;
 - inline items start at the asked position and replace, on one line, only closing brackets
   and quotes;
-- every edit the server returns is a pure insertion or replaces exactly a hole marker, at the
-  version it names: the marker positions in code actions' data match the client's copy
-  (positions in sync);
+- every edit the server returns is a pure insertion or replaces exactly hole markers (one, or
+  several side by side: touching holes are one hole), at the version it names; the marker
+  positions in code actions' data match the client's copy (positions in sync);
 - a verified "Fill holes" of every hole in a document the fuzzer damaged only by insertions at
   those holes gives a file the language's own parser accepts (`ast.parse`, `json.loads`);
 - a cancelled `holefill.fillHoles` never sends its `workspace/applyEdit`;
@@ -160,6 +160,11 @@ def _safe_offset(rng: random.Random, text: str) -> int:
         if not (0 < at < len(text) and text[at - 1] == "\r" and text[at] == "\n"):
             return at
     return 0
+
+
+def _markers_only(text: str) -> bool:
+    """One marker, or several side by side (touching holes are one hole)."""
+    return bool(text) and not text.replace(MARKER, "")
 
 
 def parses(doc: Doc, text: str) -> bool:
@@ -459,7 +464,7 @@ class Session:
                                         f"answered a request at version {version}")
             return
         for start, end, reason in data.get("holes", []):
-            if reason == "marker" and text[start:end] != MARKER:
+            if reason == "marker" and not _markers_only(text[start:end]):
                 self.report.violation(step, f"positions out of sync: the server's marker at "
                                             f"{start}..{end} is {text[start:end]!r} here")
 
@@ -479,7 +484,7 @@ class Session:
         spans = []
         for e in change["edits"]:
             a, b = offset_of(text, e["range"]["start"]), offset_of(text, e["range"]["end"])
-            if a != b and text[a:b] != MARKER:
+            if a != b and not _markers_only(text[a:b]):
                 self.report.violation(step, f"an edit replaces {text[a:b]!r}, not a marker")
                 return None
             spans.append((a, b, e["newText"]))
