@@ -235,7 +235,8 @@ class RawClient:
     def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if method is None:
-            sent = self.sent.get(message.get("id"))
+            msg_id = message.get("id")
+            sent = self.sent.get(msg_id) if isinstance(msg_id, str | int) else None
             if sent is None or sent.future.done():
                 self.received.orphans.append(message)
                 return
