@@ -169,3 +169,29 @@ async def test_a_deadline_stops_a_job_that_never_polls():
     with pytest.raises(Cancelled):
         await asyncio.wait_for(future, 5)
     worker.close()
+
+
+async def test_a_request_waits_no_longer_than_its_deadline_even_behind_other_work():
+    """An inline completion queued behind a long fill of another document is answered at
+    its deadline (the soak saw them wait 215 s behind a 300 s fill), and dropped later."""
+    from holefill.lsp.engine import Engine
+
+    engine = Engine()
+    engine.worker.interruptible = None  # the long job below is never interrupted
+    long_token = CancelToken()
+    started = threading.Event()
+    long_job = asyncio.ensure_future(engine.run(polling_job(long_token, 3, started),
+                                                long_token))
+    await asyncio.to_thread(started.wait, 5)
+    ran: list[int] = []
+    token = CancelToken(deadline_s=0.2)
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled):
+        await engine.run(lambda: ran.append(1), token, name="inline completion")
+    assert time.monotonic() - t0 < 1 and token.reason == "deadline"
+    long_token.set("cancelled")
+    with pytest.raises(Cancelled):
+        await long_job
+    await asyncio.sleep(0.1)
+    assert ran == [] and engine.worker.dropped == 1
+    engine.shutdown()

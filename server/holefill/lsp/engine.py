@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -76,10 +77,18 @@ class Engine:
 
     async def run(self, job: Callable[[], T], token: CancelToken, name: str = "fill") -> T:
         """Run ``job`` on the model thread; a caller that is cancelled sets ``token``, which
-        the job polls."""
+        the job polls. The caller waits no longer than the token's deadline, also while the
+        job is still queued behind other work (it is then dropped when its turn comes):
+        Cancelled, with the token's reason "deadline"."""
+        from holefill.decode.loop import Cancelled
+
         future = self.worker.submit(job, token, name=name)
+        wait = None if token.deadline is None else max(0.0, token.deadline - time.monotonic())
         try:
-            return await asyncio.shield(future)
+            return await asyncio.wait_for(asyncio.shield(future), wait)
+        except TimeoutError:
+            token.set("deadline")
+            raise Cancelled(f"{name}: past its deadline") from None
         except asyncio.CancelledError:
             token.set("cancelled")
             raise

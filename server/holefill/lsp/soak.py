@@ -194,6 +194,7 @@ class Session:
         self.cancelled_commands: dict[Any, tuple[str, int]] = {}
         self.commands: dict[Any, tuple[str, int]] = {}  # request id -> (uri, version)
         self._last_reset: Doc | None = None
+        self.waiting: set[str] = set()  # documents with a Fill holes the oracle will judge
         self.cancel_sent_at: dict[Any, float] = {}
         self.unverified_since = 0
 
@@ -336,7 +337,11 @@ class Session:
             await self._code_action(resolve=True)
 
     def _pick(self) -> Doc:
-        return self.rng.choice(list(self.docs.values()))
+        """A document to act on; one whose Fill holes the oracle waits for is left alone
+        (as a user waits for it), so that no newer request supersedes that fill."""
+        free = [d for d in self.docs.values() if d.uri not in self.waiting] or \
+            list(self.docs.values())
+        return self.rng.choice(free)
 
     def _open_new(self) -> None:
         assert self.client is not None
@@ -440,6 +445,9 @@ class Session:
         action = actions[0]
         # the action was asked for the whole document: it fills every hole
         resolved = self._request("codeAction/resolve", action)
+        if resolve:
+            self.waiting.add(doc.uri)
+            resolved.add_done_callback(lambda f: self.waiting.discard(doc.uri))
 
         def check(f: asyncio.Future[Any]) -> None:
             if f.cancelled() or f.exception() is not None:
