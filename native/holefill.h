@@ -212,4 +212,112 @@ void hf_checker_stats(const HfChecker *self, HfStats *out);
  * valid until its next run or deletion. */
 const char *hf_checker_last_error(const HfChecker *self);
 
+/* ---------------------------------------------------------------------------------------
+ * Right contexts: what the text after a hole accepts.
+ *
+ * An HfRight holds every generating triple (p, X, q) of an NFA R over the grammar's
+ * terminals: symbol X derives a word that takes R from state p to state q (ε moves at either
+ * end included).  Decoding builds R once per hole from the hole and the fixed text after it
+ * (later holes included) and then asks, token after token, whether the text typed so far
+ * can be completed through R (hf_parser_query).  Its cost is that of the closure, once; the
+ * questions never look at R's text again.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct HfRight HfRight;
+
+/* Creates an empty right context (no states) for `grammar`, which is borrowed and must
+ * outlive it.  NULL when grammar is NULL, has 2^16 or more symbols, or memory runs out. */
+HfRight *hf_right_new(const HfGrammar *grammar);
+
+/* Frees it; NULL is a no-op.  Parsers that used it must not query it afterwards. */
+void hf_right_delete(HfRight *self);
+
+/* Grows R to n_states states (at least as many as before, fewer than 2^24), adds `edges`
+ * (n_edges quadruples (from, label, to, weight) as for hf_checker_run; weights are ignored,
+ * label -1 is ε) and final states, and extends the closure.  Every edge must leave a state
+ * added by this call (so the closure of the old states stays valid and is only extended);
+ * edges may lead to any state.  Arrays are borrowed for the call.
+ *
+ * entries: the states where questions will enter R (n_entries may be 0).  With entries,
+ * the closure keeps only triples (p, A, q) whose neighbours can surround A: PREC(A) meets
+ * the labels that can come before p (every terminal at an entry, since the left may end
+ * with anything) and FOLL(A) meets the labels after q (⊣ at a final), as the checker's
+ * context filter does (exact for questions that enter at the entries; often several times
+ * fewer triples).  Such a context is built by one call and cannot grow; entries are only
+ * accepted on the first call.
+ *
+ * Returns HF_YES when the closure is complete; HF_UNKNOWN when `limits` ran out first
+ * (max_steps: combinations tried; max_items: triples kept, about 48 bytes each; defaults
+ * 20,000,000 and 2,000,000), after which the context is incomplete for good and questions
+ * answer UNKNOWN instead of NO; HF_ERROR for bad input or out of memory (message:
+ * hf_right_last_error). */
+HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, size_t n_edges,
+                       const int32_t *finals, size_t n_finals, const int32_t *entries,
+                       size_t n_entries, const HfLimits *limits);
+
+int32_t hf_right_n_states(const HfRight *self);
+uint64_t hf_right_n_items(const HfRight *self);
+/* Bumped by every hf_right_add: parsers recompute what they derived from an older R. */
+uint64_t hf_right_version(const HfRight *self);
+/* 1 while every hf_right_add saturated within its limits. */
+int hf_right_complete(const HfRight *self);
+/* Message of the last HF_ERROR ("" otherwise), owned by the context. */
+const char *hf_right_last_error(const HfRight *self);
+
+/* ---------------------------------------------------------------------------------------
+ * Parser: an incremental Earley recognizer over the text left of a hole.
+ *
+ * It reads the terminals of the fixed text before a hole and of what was typed into it,
+ * one set per terminal; truncating undoes the last terminals (a refused candidate).  Its
+ * question, hf_parser_query, is the completability of the input so far followed by a small
+ * junction NFA J (the end of the current lexeme, the hole's entry, layout tokens) leading
+ * into a right context.  What one question derives for the fixed sets is kept for the next,
+ * so the cost per token depends on the grammar and on the new terminals, not on the file.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct HfParser HfParser;
+
+/* Creates a parser at the start of input (position 0) for `grammar` (borrowed).  NULL when
+ * grammar is NULL or memory runs out. */
+HfParser *hf_parser_new(const HfGrammar *grammar);
+
+/* Frees it; NULL is a no-op. */
+void hf_parser_delete(HfParser *self);
+
+/* Back to position 0 (no input).  HF_YES, or HF_ERROR when memory ran out. */
+HfVerdict hf_parser_reset(HfParser *self);
+
+/* Reads n terminals.  HF_YES when the input is still a prefix of some sentence after each;
+ * HF_NO when terminal i is not (the parser then stays after terminal i-1: the input read
+ * is always a viable prefix); HF_UNKNOWN when `limits` ran out (max_items: items kept,
+ * 12 bytes each, default 4,000,000; max_steps default 20,000,000), also leaving the parser
+ * before the terminal that hit it; HF_ERROR for a bad terminal or out of memory. */
+HfVerdict hf_parser_push(HfParser *self, const int32_t *terminals, size_t n,
+                         const HfLimits *limits);
+
+/* The number of terminals read. */
+int32_t hf_parser_position(const HfParser *self);
+
+/* Forgets every terminal after the first `position` (no-op when it has read fewer). */
+void hf_parser_truncate(HfParser *self, int32_t position);
+
+/* 1 when the input read so far is a sentence of the grammar. */
+int hf_parser_accepts(const HfParser *self);
+
+/* Decides whether the input read, followed by a word of the junction J and then by a word of
+ * `right` (from the state the junction's exit enters to a final state of R), can be a
+ * sentence.  J has states 0..n_junction-1; state 0 is the parser's position.  `edges` are
+ * n_edges quadruples (from, label, to, weight) with from < to (J is acyclic, numbered in
+ * order), label a terminal or -1 (ε), weight ignored; `exits` are n_exits triples
+ * (from, label, r): from J state `from`, the terminal `label` (or nothing, -1) leads into
+ * state r of R.  Returns HF_YES / HF_NO, HF_UNKNOWN when `limits` (as for hf_parser_push)
+ * ran out or R is incomplete, HF_ERROR for bad input (hf_parser_last_error).  The parser is
+ * left at its position. */
+HfVerdict hf_parser_query(HfParser *self, const HfRight *right, int32_t n_junction,
+                          const int32_t *edges, size_t n_edges, const int32_t *exits,
+                          size_t n_exits, const HfLimits *limits);
+
+/* Message of the last HF_ERROR ("" otherwise), owned by the parser. */
+const char *hf_parser_last_error(const HfParser *self);
+
 #endif /* HOLEFILL_H */

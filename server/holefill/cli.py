@@ -9,45 +9,66 @@
     holefill bench [--quick] [--output DIR] [--model M] [--device D]
 
 Exit status of `check`: 0 completable, 1 not completable, 3 unknown (budget ran out),
-2 bad input (unknown language, unreadable file, malformed grammar).
+2 bad input (unknown language, unreadable file, malformed grammar). `fill` and `complete` exit
+with 1 when the text outside the holes cannot be completed (checked before the model loads).
+
+Files come back byte for byte outside the holes (holefill.sourcefile); a "no" names the line
+and column of the first place no filling repairs (holefill.check.diagnose).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from holefill import __version__
 from holefill.errors import HolefillError
+from holefill.languages import (
+    LANGUAGES,
+    LanguageSpec,
+    get_language,
+    language_for_document,
+    language_for_path,
+    split_holes,
+)
+from holefill.progress import Progress
+from holefill.sourcefile import SourceFile, normalize, read_source
+
+if TYPE_CHECKING:  # the checker and the model load on first use, not at start-up
+    from holefill.check.checker import Checker
+    from holefill.decode import Completer, FillResult
 
 EXIT_YES, EXIT_NO, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+KNOWN = ", ".join(sorted(LANGUAGES))
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from holefill.check.checker import Checker, Verdict
-    from holefill.languages import get_language, language_for_path, split_holes
 
     path = Path(args.file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HolefillError(f"cannot read {path}: {exc}") from exc
-    spec = get_language(args.language) if args.language else language_for_path(path)
+    spec = _language(args, path)
+    src = read_source(path, spec.name)
     marker = args.hole_marker or spec.hole_marker
-    chunks = split_holes(text, marker)
+    own, chunks = _split(src, marker)
     checker = Checker.for_language(spec.name)
     t0 = time.perf_counter()
     res = checker.check(chunks, want_witness=True, max_steps=args.max_steps)
     ms = (time.perf_counter() - t0) * 1e3
     holes = len(chunks) - 1
-    verdict = res.verdict.value
-    print(f"{path}: {spec.name}, {holes} hole(s): completable: {verdict} ({ms:.1f} ms)",
-          file=sys.stderr)
+    print(f"{path}: {spec.name}, {holes} hole(s): completable: {res.verdict.value} "
+          f"({ms:.1f} ms)", file=sys.stderr)
     if res.verdict is Verdict.YES and res.fills is not None and not args.quiet:
-        sys.stdout.write("".join(c + f for c, f in zip(chunks, res.fills + [""], strict=True)))
+        sys.stdout.buffer.write(src.encode(src.filled(own, res.fills)))
+        sys.stdout.flush()
     if res.verdict is Verdict.NO:
+        _where(checker, src, chunks, marker, args.max_steps)
         return EXIT_NO
     if res.verdict is Verdict.UNKNOWN:
         print("the check ran out of budget; raise --max-steps to decide", file=sys.stderr)
@@ -55,29 +76,77 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_YES
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HolefillError(f"cannot read {path}: {exc}") from exc
+def _language(args: argparse.Namespace, path: Path) -> LanguageSpec:
+    """--language, else the file's extension (a `.h` file goes to C unless its text is
+    evidently C++)."""
+    if args.language:
+        return get_language(args.language)
+    if path.suffix.lower() == ".h" and path.is_file():
+        return language_for_document(path, None, path.read_text("utf-8", errors="replace"))
+    return language_for_path(path)
 
 
-def _completer(args: argparse.Namespace):
-    """Load the model with a progress bar on stderr."""
-    from tqdm import tqdm
+def _split(src: SourceFile, marker: str, at: int | None = None) -> tuple[list[str], list[str]]:
+    """The file's own chunks around every marker (and at offset `at`, a cursor), and the
+    same chunks as the engine sees them."""
+    if at is None:
+        own = split_holes(src.text, marker)
+    else:
+        own = [*split_holes(src.text[:at], marker), *split_holes(src.text[at:], marker)]
+    return own, [normalize(c) for c in own]
 
+
+def _where(checker: Checker, src: SourceFile, chunks: list[str], marker: str | list[str],
+           max_steps: int) -> None:
+    """Print the first place no filling repairs, with its line and a caret (nothing when a
+    check on the way ran out of budget: a guessed place would mislead)."""
+    from holefill.check.diagnose import first_unrepairable
+    from holefill.positions import line_bodies
+
+    place = first_unrepairable(checker, chunks, hole_text=marker, max_steps=max_steps)
+    if place is None:
+        print("(the place could not be located: a check on the way ran out of budget)",
+              file=sys.stderr)
+        return
+    what = ("the text ends before it can be completed (something opened is never closed)"
+            if place.at_end else "no filling of the holes can repair the text from here on")
+    body = line_bodies(src.plain)[place.line]
+    pad = "".join(c if c == "\t" else " " for c in body[: place.col])  # tabs stay tabs
+    print(f"{src.path}:{place.line + 1}:{place.col + 1}: {what}\n    {body}\n    {pad}^",
+          file=sys.stderr)
+
+
+def _completer(args: argparse.Namespace) -> Completer:
+    """Load the model, with progress on stderr."""
     from holefill.decode import Completer
 
     model = args.model or os.environ.get("HOLEFILL_MODEL") or None
-    with tqdm(total=100, desc="loading model", unit="%", file=sys.stderr, leave=False,
-              disable=args.quiet or None) as bar:
+    with Progress("loading model", enabled=not args.quiet) as bar:
 
         def progress(stage: str, frac: float | None) -> None:
-            bar.set_postfix_str(stage)
-            if frac is not None:
-                bar.update(int(frac * 100) - bar.n)
+            bar.update(frac, stage, stage=stage)
 
         return Completer(model=model, device=args.device, progress=progress)
+
+
+def _precheck(args: argparse.Namespace, src: SourceFile, chunks: list[str],
+              language: str, marker: str | list[str]) -> bool:
+    """The cheap check before the model loads: can the text outside the holes be completed
+    at all? False (after saying where) when it cannot; UNKNOWN lets the fill go on."""
+    from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
+    from holefill.check.window import find_window
+
+    if args.no_constraint:
+        return True
+    checker = Checker.for_language(language)
+    window = find_window(language, chunks)
+    if checker.check(window.apply(chunks)).verdict is not Verdict.NO:
+        return True
+    print(f"{src.path}: no filling of the {len(chunks) - 1} hole(s) makes this valid "
+          f"{language}", file=sys.stderr)
+    _where(checker, src, chunks, marker, DEFAULT_MAX_STEPS)
+    print("mark that place as a hole too, or fill with --no-constraint", file=sys.stderr)
+    return False
 
 
 def _fill_options(args: argparse.Namespace) -> dict:
@@ -85,15 +154,12 @@ def _fill_options(args: argparse.Namespace) -> dict:
                 top_k=args.top_k, temperature=args.temperature, seed=args.seed)
 
 
-def _run_fill(comp, chunks: list[str], language: str, args: argparse.Namespace):
-    from tqdm import tqdm
-
-    with tqdm(total=100, desc="filling", unit="%", file=sys.stderr, leave=False,
-              disable=args.quiet or None) as bar:
+def _run_fill(comp: Completer, chunks: list[str], language: str,
+              args: argparse.Namespace) -> FillResult:
+    with Progress("filling", enabled=not args.quiet) as bar:
 
         def progress(frac: float, message: str) -> None:
-            bar.set_postfix_str(message)
-            bar.update(int(frac * 100) - bar.n)
+            bar.update(frac, message)
 
         res = comp.fill(chunks, language, progress=progress, **_fill_options(args))
     if not args.quiet:
@@ -105,30 +171,34 @@ def _run_fill(comp, chunks: list[str], language: str, args: argparse.Namespace):
 
 
 def _cmd_fill(args: argparse.Namespace) -> int:
-    import difflib
-
-    from holefill.languages import get_language, language_for_path, split_holes
-
     path = Path(args.file)
-    text = _read(path)
-    spec = get_language(args.language) if args.language else language_for_path(path)
+    spec = _language(args, path)
+    src = read_source(path, spec.name)
     marker = args.hole_marker or spec.hole_marker
-    chunks = split_holes(text, marker)
+    own, chunks = _split(src, marker)
     if len(chunks) < 2:
-        print(f"{path}: no hole markers ({marker}) to fill", file=sys.stderr)
+        if not args.quiet:
+            print(f"{path}: no hole markers ({marker}) to fill", file=sys.stderr)
         return EXIT_YES
+    if not _precheck(args, src, chunks, spec.name, marker):
+        return EXIT_NO
     res = _run_fill(_completer(args), chunks, spec.name, args)
-    filled = res.text(chunks)
+    filled = src.filled(own, res.fills)
     if args.write:
-        path.write_text(filled, encoding="utf-8")
-        print(f"{path}: filled {len(res.fills)} hole(s)", file=sys.stderr)
+        path.write_bytes(src.encode(filled))
+        if not args.quiet:
+            print(f"{path}: filled {len(res.fills)} hole(s)", file=sys.stderr)
     else:
         diff = "".join(difflib.unified_diff(
-            text.splitlines(keepends=True), filled.splitlines(keepends=True),
-            fromfile=str(path), tofile=f"{path} (filled)"))
+            _lines(src.text), _lines(filled), fromfile=str(path), tofile=f"{path} (filled)"))
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n\\ No newline at end of file\n")
         sys.stdout.flush()
     return EXIT_YES
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their breaks, split only at line breaks (not at form feeds)."""
+    return _LINE.findall(text)
 
 
 def _split_position(target: str) -> tuple[Path, int, int]:
@@ -139,40 +209,43 @@ def _split_position(target: str) -> tuple[Path, int, int]:
 
 
 def _offset(text: str, line: int, col: int) -> int:
-    lines = text.splitlines(keepends=True) or [""]
-    if not 1 <= line <= len(lines) + 1:
-        raise HolefillError(f"line {line} is outside the file (it has {len(lines)} lines)")
-    if line == len(lines) + 1:
-        if col != 1:
-            raise HolefillError(f"column {col} is past the end of the file")
-        return len(text)
-    body = lines[line - 1].rstrip("\r\n")
+    """The offset of 1-based `line` and `col` (code points), or a HolefillError."""
+    from holefill.positions import line_bodies, line_starts
+
+    bodies, starts = line_bodies(text), line_starts(text)
+    if not 1 <= line <= len(bodies):
+        lines = len(bodies) - (len(bodies) > 1 and bodies[-1] == "")  # after a final break
+        raise HolefillError(f"line {line} is outside the file (it has {lines} lines)")
+    body = bodies[line - 1]
     if not 1 <= col <= len(body) + 1:
         raise HolefillError(f"column {col} is outside line {line} (it has {len(body)} "
                             "characters)")
-    return sum(len(s) for s in lines[: line - 1]) + col - 1
+    return starts[line - 1] + col - 1
 
 
 def _cmd_complete(args: argparse.Namespace) -> int:
-    from holefill.languages import get_language, language_for_path, split_holes
-
     path, line, col = _split_position(args.position)
-    text = _read(path)
-    spec = get_language(args.language) if args.language else language_for_path(path)
-    at = _offset(text, line, col)
+    spec = _language(args, path)
+    src = read_source(path, spec.name)
+    at = _offset(src.text, line, col)
     marker = args.hole_marker or spec.hole_marker
     # the other hole markers of the file are holes too
-    before, after = split_holes(text[:at], marker), split_holes(text[at:], marker)
-    chunks = [*before, *after]
+    own, chunks = _split(src, marker, at)
+    cursor = len(split_holes(src.text[:at], marker)) - 1
+    marks = [marker] * (len(chunks) - 1)
+    marks[cursor] = ""
+    if not _precheck(args, src, chunks, spec.name, marks):
+        return EXIT_NO
     res = _run_fill(_completer(args), chunks, spec.name, args)
-    sys.stdout.write(res.fills[len(before) - 1])
+    sys.stdout.buffer.write(src.encode(src.own(res.fills[cursor])))
     if sys.stdout.isatty():
-        sys.stdout.write("\n")
+        sys.stdout.buffer.write(b"\n")
+    sys.stdout.flush()
     return EXIT_YES
 
 
 def _model_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--language", "-l", help="python, cpp, json (default: from the extension)")
+    p.add_argument("--language", "-l", help=f"{KNOWN} (default: from the file extension)")
     p.add_argument("--hole-marker", help="the text that marks a hole (default: <|hole|>)")
     p.add_argument("--model", "-m", help="a model folder or a Hugging Face id in the local "
                    "cache (default: $HOLEFILL_MODEL, else the bundled model)")
@@ -183,7 +256,8 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-constraint", action="store_true",
                    help="plain model output, for comparison (may be invalid)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress or summary")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print nothing on stderr but errors (no progress, no summary)")
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -234,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="holefill",
         description="Syntax-guaranteed code completion: checks and fills holes in code.",
     )
+    parser.add_argument("--version", action="version", version=f"holefill {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("serve", help="run the language server (stdio by default)")
@@ -261,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("check", help="is a file with hole markers completable? print a filling")
     p.add_argument("file")
-    p.add_argument("--language", "-l", help="json, cpp (default: from the file extension)")
+    p.add_argument("--language", "-l", help=f"{KNOWN} (default: from the file extension)")
     p.add_argument("--hole-marker", help="the text that marks a hole (default: <|hole|>)")
     p.add_argument("--max-steps", type=int, default=20_000_000,
                    help="work budget of the check; past it the answer is 'unknown'")

@@ -2,6 +2,10 @@
 
 The cuts follow the papers' protocols: `random_spans` removes k non-overlapping spans of 5-100
 characters (the diffusion paper's MRI protocol); the removed texts are one valid filling.
+
+The data sets ship inside the package (`holefill/data/`, with their SOURCE.md and LICENSE):
+HumanEval-X (six languages) and HumanEval-Infilling (four splits). Tests, benchmarks and
+`holefill bench` read them from there, so a clone or a wheel is all they need.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ import os
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
+
+from holefill.errors import HolefillError
 
 
 @dataclass(frozen=True)
@@ -75,27 +82,49 @@ def span_cuts(
                 yield cut(f"{name}#{holes}h{j}", text, spans)
 
 
-def shared_data_dir() -> Path:
-    """`$HOLEFILL_DATA`, else the `shared/data` folder beside the repository."""
-    env = os.environ.get("HOLEFILL_DATA")
+# HOLEFILL_DATA names another data folder (same layout), e.g. a newer copy of the sets.
+DATA_ENV = "HOLEFILL_DATA"
+# The splits of HumanEval-Infilling and their file names (SOURCE.md beside them).
+INFILLING_SPLITS = {
+    "single-line": "HumanEval-SingleLineInfilling.jsonl.gz",
+    "multi-line": "HumanEval-MultiLineInfilling.jsonl.gz",
+    "random-span": "HumanEval-RandomSpanInfilling.jsonl.gz",
+    "random-span-light": "HumanEval-RandomSpanInfillingLight.jsonl.gz",
+}
+
+
+def data_dir() -> Path:
+    """The folder holding `humaneval-x/` and `humaneval-infilling/`: `$HOLEFILL_DATA` when
+    set, else the copy shipped inside the package (`holefill/data`, in the wheel too), so a
+    clone or an install needs nothing outside itself."""
+    env = os.environ.get(DATA_ENV)
     if env:
         return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        cand = parent.parent / "shared" / "data"
-        if cand.is_dir():
-            return cand
-        cand = parent / "shared" / "data"
-        if cand.is_dir():
-            return cand
-    return Path("shared/data")
+    return Path(str(resources.files("holefill") / "data"))
+
+
+def _read_jsonl_gz(path: Path) -> list[dict]:
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    except FileNotFoundError as exc:
+        where = f"${DATA_ENV}={os.environ[DATA_ENV]}" if os.environ.get(DATA_ENV) else \
+            "the holefill package"
+        raise HolefillError(f"data file {path} is missing (data read from {where})") from exc
 
 
 def humaneval_x(language: str, root: Path | None = None) -> list[dict]:
-    """The 164 HumanEval-X tasks of a language ("cpp", "python", ...) as dicts."""
-    path = (root or shared_data_dir()) / "humaneval-x" / f"humaneval_{language}.jsonl.gz"
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    """The 164 HumanEval-X tasks of a language ("cpp", "python", "js", "java", "go",
+    "rust") as dicts."""
+    return _read_jsonl_gz((root or data_dir()) / "humaneval-x" / f"humaneval_{language}.jsonl.gz")
+
+
+def humaneval_infilling(split: str, root: Path | None = None) -> list[dict]:
+    """The tasks of a HumanEval-Infilling split ("single-line", "multi-line", "random-span",
+    "random-span-light") as dicts with prompt, suffix, canonical_solution, test."""
+    if split not in INFILLING_SPLITS:
+        raise ValueError(f"unknown split {split!r}; known: {', '.join(INFILLING_SPLITS)}")
+    return _read_jsonl_gz((root or data_dir()) / "humaneval-infilling" / INFILLING_SPLITS[split])
 
 
 # Tasks whose `declaration + canonical_solution` is not a C++ program (g++ rejects it too).
@@ -153,12 +182,12 @@ def json_documents(n: int, seed: int = 0) -> list[tuple[str, str]]:
 def stdlib_files(max_lines: int | None = None) -> list[Path]:
     """The .py files of the running interpreter's standard library (not site-packages) that
     `ast.parse` accepts, sorted; optionally only those with at most `max_lines` lines."""
-    return list(_stdlib_files(max_lines))
+    return [p for p, n in _stdlib_files() if max_lines is None or n <= max_lines]
 
 
-@functools.lru_cache(maxsize=8)
-def _stdlib_files(max_lines: int | None) -> tuple[Path, ...]:
-    # parsing 1,800 files takes seconds; every caller in a process wants the same answer
+@functools.lru_cache(maxsize=1)
+def _stdlib_files() -> tuple[tuple[Path, int], ...]:
+    # parsing 1,800 files takes seconds: once per process, whatever the size asked for
     import ast
     import sysconfig
 
@@ -172,8 +201,7 @@ def _stdlib_files(max_lines: int | None) -> tuple[Path, ...]:
             ast.parse(text)
         except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
             continue
-        if max_lines is None or text.count("\n") <= max_lines:
-            out.append(path)
+        out.append((path, text.count("\n")))
     return tuple(out)
 
 
@@ -210,12 +238,28 @@ def line_cut(name: str, text: str, rng: random.Random) -> Cut | None:
     return cut(name, text, [(a, a + len(lines[i]))])
 
 
+def cursor_cut(name: str, text: str, rng: random.Random) -> Cut | None:
+    """A cursor in the middle of a line of code (nothing removed): after the indentation and
+    before the line's last character, as when a user stops typing mid-line."""
+    lines = text.split("\n")
+    cands = [i for i, line in enumerate(lines)
+             if len(line.strip()) > 1 and not line.lstrip().startswith("#")]
+    if not cands:
+        return None
+    i = rng.choice(cands)
+    line = lines[i]
+    ind = len(line) - len(line.lstrip())
+    a = sum(len(x) + 1 for x in lines[:i]) + rng.randint(ind + 1, len(line.rstrip()) - 1)
+    return cut(name, text, [(a, a)])
+
+
 def python_cuts(kind: str, n: int, seed: int, holes: int = 1, max_lines: int = 400) -> list[Cut]:
     """n deterministic cuts of standard-library files with `holes` holes each: kind is "span"
-    (1-100 characters anywhere), "boundary" or "line" (several of those in one file, apart)."""
+    (1-100 characters anywhere), "boundary", "line" or "cursor" (several of those in one
+    file, apart)."""
     files = stdlib_files(max_lines)
     rng = random.Random(f"{kind}:{seed}:{holes}")
-    single = boundary_cut if kind == "boundary" else line_cut
+    single = {"boundary": boundary_cut, "cursor": cursor_cut}.get(kind, line_cut)
     out: list[Cut] = []
     while len(out) < n:
         path = rng.choice(files)

@@ -131,3 +131,23 @@ def test_percentile_interpolates() -> None:
     random.Random(0).shuffle(xs)
     assert percentile(xs, 0.99) == 99.0
     assert percentile([5.0], 0.9) == 5.0
+
+
+BLOCKED = """
+import sys
+sys.modules["matplotlib"] = None  # as if it were not installed: `import matplotlib` fails
+from holefill.cli import main
+sys.exit(main(["bench", "--quick", "--output", sys.argv[1]]))
+"""
+
+
+def test_bench_without_matplotlib_says_so_before_any_work(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "report"
+    proc = subprocess.run([sys.executable, "-c", BLOCKED, str(out)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "holefill bench needs matplotlib" in proc.stderr and "holefill[bench]" in proc.stderr
+    assert "Traceback" not in proc.stderr and not out.exists()  # nothing was started

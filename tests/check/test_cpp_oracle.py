@@ -1,10 +1,10 @@
 """C++ end to end on HumanEval-X: cuts are completable, witnesses parse, junk is NO.
 
 Data: `declaration + canonical_solution` of the 164 HumanEval-X C++ tasks
-(../shared/data/humaneval-x), with 1, 2 and 3 random spans of 5-100 characters removed
-(seeded). The judge of witness-filled programs is tree-sitter-cpp (no ERROR or MISSING node),
-never our own grammar. The full sweep (every task, 3 cuts per hole count) is marked slow; the
-default run takes a fixed sample.
+(shipped in server/holefill/data/humaneval-x), with 1, 2 and 3 random spans of 5-100
+characters removed (seeded). The judge of witness-filled programs is tree-sitter-cpp (no
+ERROR or MISSING node), never our own grammar. The full sweep (every task, 3 cuts per hole
+count) is marked slow; the default run takes a fixed sample.
 """
 
 from __future__ import annotations
@@ -37,10 +37,15 @@ def ts_accepts(parser, text: str) -> bool:
     return not parser.parse(text.encode("utf-8")).root_node.has_error
 
 
-def _check_cuts(checker, ts_parser, cuts) -> None:
+def _check_cuts(checker, ts_parser, cuts, anchored: bool = False) -> None:
+    """Plain: every cut is completable. Anchored: every cut whose removed text keeps the
+    reading of the text around it (a cut inside `#include` or a string may not), with a
+    witness that keeps it too."""
     failures = []
     for c in cuts:
-        res = checker.check(c.chunks, want_witness=True)
+        if anchored and not checker.keeps_reading(c.chunks, c.middles):
+            continue
+        res = checker.check(c.chunks, want_witness=True, anchored=anchored)
         if res.verdict is not Verdict.YES:
             failures.append((c.name, "verdict", res.verdict))
             continue
@@ -49,21 +54,26 @@ def _check_cuts(checker, ts_parser, cuts) -> None:
         judged = c.name.split("#")[0] not in TS_REJECTS_ORIGINAL
         if judged and not ts_accepts(ts_parser, filled):
             failures.append((c.name, "tree-sitter rejects witness", res.fills))
+        if anchored and not checker.keeps_reading(c.chunks, res.fills):
+            failures.append((c.name, "witness changes the fixed text's reading", res.fills))
     assert not failures, failures[:5]
 
 
+@pytest.mark.parametrize("anchored", [False, True], ids=["plain", "anchored"])
 @pytest.mark.parametrize("holes", [1, 2, 3])
-def test_sampled_cuts_are_completable_and_witnesses_parse(checker, ts_parser, holes):
+def test_sampled_cuts_are_completable_and_witnesses_parse(checker, ts_parser, holes, anchored):
     sample = PROGRAMS[holes - 1 :: 3]  # a fixed third of the tasks per hole count
     cuts = list(span_cuts(sample, holes, per_text=1, seed=holes))
     assert len(cuts) >= 50
-    _check_cuts(checker, ts_parser, cuts)
+    _check_cuts(checker, ts_parser, cuts, anchored)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("anchored", [False, True], ids=["plain", "anchored"])
 @pytest.mark.parametrize("holes", [1, 2, 3])
-def test_every_task_cut_three_ways_is_completable(checker, ts_parser, holes):
-    _check_cuts(checker, ts_parser, list(span_cuts(PROGRAMS, holes, per_text=3, seed=holes)))
+def test_every_task_cut_three_ways_is_completable(checker, ts_parser, holes, anchored):
+    _check_cuts(checker, ts_parser, list(span_cuts(PROGRAMS, holes, per_text=3, seed=holes)),
+                anchored)
 
 
 def test_every_canonical_solution_is_a_program(checker):

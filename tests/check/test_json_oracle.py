@@ -21,15 +21,21 @@ def checker() -> Checker:
     return Checker.for_language("json")
 
 
+@pytest.mark.parametrize("anchored", [False, True], ids=["plain", "anchored"])
 @pytest.mark.parametrize("holes", [1, 2, 3])
-def test_cut_documents_are_completable_and_witnesses_parse(checker, holes):
+def test_cut_documents_are_completable_and_witnesses_parse(checker, holes, anchored):
+    """Every cut is completable (plain); anchored, every cut whose removed text keeps the
+    reading of the text around it, with a witness that keeps it too."""
     cuts = list(span_cuts(DOCS, holes, per_text=2, seed=holes))
     assert len(cuts) >= 60
     for c in cuts:
-        res = checker.check(c.chunks, want_witness=True)
+        if anchored and not checker.keeps_reading(c.chunks, c.middles):
+            continue
+        res = checker.check(c.chunks, want_witness=True, anchored=anchored)
         assert res.verdict is Verdict.YES, c
         assert res.fills is not None and len(res.fills) == holes
         json.loads(c.filled(res.fills))  # the oracle, not our grammar
+        assert not anchored or checker.keeps_reading(c.chunks, res.fills), (c, res.fills)
 
 
 def test_whole_documents_are_accepted_without_holes(checker):

@@ -33,15 +33,21 @@ def parses(text: str) -> bool:
     return True
 
 
-def _run_cuts(checker: Checker, cuts) -> list:
-    """Every cut must be completable (the removed text is a filling). Returns the witnesses
-    that did not parse, for the caller to judge."""
+def _run_cuts(checker: Checker, cuts, anchored: bool = False) -> list:
+    """Every cut must be completable (the removed text is a filling); with anchored=True,
+    every cut whose removed text keeps the reading of the text around it (the others may be
+    NO: a filling must not turn fixed code into string content). Returns the witnesses that
+    did not parse, for the caller to judge."""
     rejected = []
     for c in cuts:
-        res = checker.check(c.chunks, want_witness=True)
+        res = checker.check(c.chunks, want_witness=True, anchored=anchored)
+        if anchored and not checker.keeps_reading(c.chunks, c.middles):
+            continue
         assert res.verdict is Verdict.YES, (c.name, res.verdict)
         assert res.fills is not None and len(res.fills) == len(c.chunks) - 1
         filled = c.filled(res.fills)
+        if anchored and res.stats.get("witness_verified"):
+            assert checker.keeps_reading(c.chunks, res.fills), (c.name, res.fills)
         if not parses(filled):
             # A witness we re-checked as a whole program must be one for CPython too.
             assert not res.stats.get("witness_verified"), (c.name, res.fills)
@@ -49,22 +55,25 @@ def _run_cuts(checker: Checker, cuts) -> list:
     return rejected
 
 
+@pytest.mark.parametrize("anchored", [False, True], ids=["plain", "anchored"])
 @pytest.mark.parametrize(
     ("kind", "holes", "n"),
     [("span", 1, 40), ("boundary", 1, 40), ("line", 1, 30), ("span", 2, 20), ("span", 3, 15)],
 )
-def test_standard_library_cuts_are_completable(checker, kind, holes, n):
-    rejected = _run_cuts(checker, python_cuts(kind, n, seed=1, holes=holes, max_lines=150))
+def test_standard_library_cuts_are_completable(checker, kind, holes, n, anchored):
+    rejected = _run_cuts(checker, python_cuts(kind, n, seed=1, holes=holes, max_lines=150),
+                         anchored)
     # Witness rendering is best effort (see the note of the Python issue); it must not regress
     # past a handful per sample.
     assert len(rejected) <= max(2, n // 10), rejected
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("anchored", [False, True], ids=["plain", "anchored"])
 @pytest.mark.parametrize(("kind", "holes"), [("span", 1), ("boundary", 1), ("span", 2),
                                              ("span", 3)])
-def test_many_standard_library_cuts_are_completable(checker, kind, holes):
-    _run_cuts(checker, python_cuts(kind, 400, seed=2, holes=holes))
+def test_many_standard_library_cuts_are_completable(checker, kind, holes, anchored):
+    _run_cuts(checker, python_cuts(kind, 400, seed=2, holes=holes), anchored)
 
 
 def test_small_standard_library_files_are_programs(checker):

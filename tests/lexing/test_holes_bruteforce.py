@@ -7,6 +7,9 @@ here), and compare with the lexeme NFA built by holefill.lexing:
 - completeness: every lexeme sequence some filling produces is accepted by the NFA;
 - soundness: every short sequence the NFA accepts is produced by some filling.
 
+These tests check the plain semantics (anchors.PLAIN); test_anchors_bruteforce.py checks the
+anchored one (fillings that keep the reading of the fixed text).
+
 Data: tests/data/lexing/tiny.lark (overlapping terminals) and kw.lark (keywords inside names,
 a line comment).
 """
@@ -23,6 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from holefill.grammar import compile_grammar_file
+from holefill.lexing.anchors import PLAIN
 from holefill.lexing.holes import EPSILON, HoleLexer, LexemeNFA
 
 DATA = Path(__file__).parent.parent / "data" / "lexing"
@@ -166,7 +170,7 @@ chunk = st.text(alphabet="abc ", max_size=4)
 @given(st.lists(chunk, min_size=1, max_size=3))
 def test_every_lexing_some_filling_produces_is_in_the_nfa(tiny, chunks):
     _, lexer, lex = tiny
-    nfa = lexer.build(chunks)
+    nfa = lexer.build(chunks, PLAIN)
     max_fill = 3 if len(chunks) <= 2 else 2
     for seq in produced(lex, chunks, "abc ", max_fill):
         assert nfa_accepts(nfa, seq), (chunks, seq)
@@ -176,7 +180,7 @@ def test_every_lexing_some_filling_produces_is_in_the_nfa(tiny, chunks):
 @given(st.lists(chunk, min_size=1, max_size=2))
 def test_every_short_nfa_lexing_is_produced_by_some_filling(tiny, chunks):
     _, lexer, lex = tiny
-    nfa = lexer.build(chunks)
+    nfa = lexer.build(chunks, PLAIN)
     brute = produced(lex, chunks, "abc ", 5 if len(chunks) == 2 else 0)
     for seq in nfa_words(nfa, 2):  # two lexemes fit in five characters of filling
         assert seq in brute, (chunks, seq)
@@ -189,7 +193,7 @@ kw_chunk = st.text(alphabet="ifx=;# \n", max_size=5)
 @given(st.lists(kw_chunk, min_size=1, max_size=3))
 def test_keywords_and_comments_lex_like_maximal_munch(kw, chunks):
     _, lexer, lex = kw
-    nfa = lexer.build(chunks)
+    nfa = lexer.build(chunks, PLAIN)
     max_fill = 2
     for seq in produced(lex, chunks, "if=#\n ", max_fill):
         assert nfa_accepts(nfa, seq), (chunks, seq)
@@ -199,7 +203,7 @@ def test_a_word_split_by_a_hole_may_be_one_name_or_two_lexemes(kw):
     """`if□x`: the hole may join them into one NAME (`ifax`), separate them (`if x`), or
     hide `x` in a comment (`if#x`)."""
     cg, lexer, _ = kw
-    nfa = lexer.build(["if", "x"])
+    nfa = lexer.build(["if", "x"], PLAIN)
     name = cg.grammar.terminal_id("NAME")
     kw_if = cg.grammar.terminal_id('"if"')
     assert nfa_accepts(nfa, (name,))
@@ -210,7 +214,7 @@ def test_a_word_split_by_a_hole_may_be_one_name_or_two_lexemes(kw):
 def test_fixed_text_never_splits_a_word(kw):
     """`ifx` without a hole is one NAME, never the keyword `if` followed by `x`."""
     cg, lexer, _ = kw
-    nfa = lexer.build(["ifx"])
+    nfa = lexer.build(["ifx"], PLAIN)
     name = cg.grammar.terminal_id("NAME")
     kw_if = cg.grammar.terminal_id('"if"')
     assert nfa_accepts(nfa, (name,))
@@ -221,6 +225,6 @@ def test_a_comment_begun_before_a_hole_can_hide_the_text_after_it(kw):
     """`x□y`... `# c` then a hole: the comment may swallow the hole, or a newline ends it."""
     cg, lexer, _ = kw
     name = cg.grammar.terminal_id("NAME")
-    nfa = lexer.build(["a #c", "b"])
+    nfa = lexer.build(["a #c", "b"], PLAIN)
     assert nfa_accepts(nfa, (name,))  # the hole keeps the comment going: `a #cXb`
     assert nfa_accepts(nfa, (name, name))  # the hole ends the comment: `a #c\nb`

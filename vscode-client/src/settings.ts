@@ -118,9 +118,12 @@ const LANGUAGE_IDS: Readonly<Record<string, string>> = {
   python: 'python',
   python3: 'python',
   py: 'python',
+  c: 'c',
+  h: 'c',
   cpp: 'cpp',
   'c++': 'cpp',
   cplusplus: 'cpp',
+  cxx: 'cpp',
   json: 'json',
 };
 
@@ -128,7 +131,7 @@ const LANGUAGE_IDS: Readonly<Record<string, string>> = {
  * them in its warning). */
 export function languageIds(languages: unknown): string[] {
   if (!Array.isArray(languages)) {
-    return ['cpp', 'json', 'python'];
+    return ['c', 'cpp', 'json', 'python'];
   }
   const ids = new Set<string>();
   for (const name of languages) {

@@ -33,7 +33,7 @@ describe('settings -> initialization options', () => {
       maxNewTokens: 64,
       topK: 8,
       temperature: 0,
-      languages: ['cpp', 'json', 'python'],
+      languages: ['c', 'cpp', 'json', 'python'],
       multiline: 'auto',
       stayInBlock: true,
       debounceMs: 150,
@@ -118,7 +118,7 @@ describe('languages', () => {
   it('maps holefill names and aliases to VS Code language ids', () => {
     assert.deepEqual(languageIds(['Python', 'c++', 'json', 'rust']), ['cpp', 'json', 'python']);
     assert.deepEqual(languageIds(['py']), ['python']);
-    assert.deepEqual(languageIds(undefined), ['cpp', 'json', 'python']);
+    assert.deepEqual(languageIds(undefined), ['c', 'cpp', 'json', 'python']);
   });
 
   it('selects files and unsaved buffers only', () => {

@@ -17,6 +17,7 @@ of the llguidance baseline.
 from __future__ import annotations
 
 import ast
+import functools
 import random
 import time
 import warnings
@@ -114,7 +115,7 @@ def run_scaling(config: BenchConfig, splitter: Splitter, guidance: Guidance,
         lines = text.count("\n")
         cells += _parse_cells(text, target, lines, config.steps_per_cut)
         for k in HOLES:
-            cuts = _cuts(text, k, target, config)
+            cuts = _cuts(text, k, target, config, checker)
             variants = CHECK_VARIANTS if k == 1 else CHECK_VARIANTS[:2]
             for variant in variants:
                 cell = Cell(variant, target, lines, k)
@@ -127,13 +128,21 @@ def run_scaling(config: BenchConfig, splitter: Splitter, guidance: Guidance,
     return cells
 
 
-def _cuts(text: str, holes: int, target: int, config: BenchConfig) -> list[Cut]:
+def _cuts(text: str, holes: int, target: int, config: BenchConfig, checker: Any) -> list[Cut]:
+    """Seeded random spans whose removed text keeps the reading of the text around it (a
+    span that opens a string the text after closes is no state decoding can reach with
+    anchors, holefill.lexing.anchors)."""
     rng = random.Random(f"scaling:{config.seed}:{target}:{holes}")
-    out = []
-    for j in range(config.cuts_per_cell):
+    out: list[Cut] = []
+    for _ in range(50 * config.cuts_per_cell):
+        if len(out) == config.cuts_per_cell:
+            break
         spans = random_spans(text, holes, rng, 5, 100)
-        if spans is not None:
-            out.append(cut(f"scaling{target}#{holes}h{j}", text, spans))
+        if spans is None:
+            continue
+        c = cut(f"scaling{target}#{holes}h{len(out)}", text, spans)
+        if checker.keeps_reading(c.chunks, c.middles):
+            out.append(c)
     return out
 
 
@@ -154,10 +163,12 @@ def _measure(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
         t0 = time.perf_counter()
         window = Window() if cell.variant == "whole" else find_window("python", chunks)
         cell.window_ms.append((time.perf_counter() - t0) * 1e3)
+        # as decoding does: the reading to keep is the document's before any text is typed
+        anchors = checker.anchors(window.apply(chunks))
         middle = c.middles[0]
         for end in splitter(middle)[: config.steps_per_cut]:
             state = window.apply([chunks[0] + middle[:end], *chunks[1:]])
-            res, ms = timed_ms(checker.check, state)
+            res, ms = timed_ms(functools.partial(checker.check, anchors=anchors), state)
             cell.times_ms.append(ms)
             cell.checked_chars.append(sum(map(len, state)))
             verdicts[res.verdict.value] += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import importlib
 import os
 import platform
 import subprocess
@@ -176,11 +177,32 @@ def _commit() -> str:
     return f"commit {head.stdout.strip()}" if head.returncode == 0 else "not a git checkout"
 
 
+def missing_packages(parts: tuple[str, ...]) -> list[str]:
+    """The packages this run needs that cannot be imported: asked before any work, so that a
+    missing one is a line of advice, not a traceback after minutes of decoding."""
+    needed = ["matplotlib"]  # the plots, written at the end
+    if "decode" in parts:
+        needed += ["torch", "transformers"]
+    missing = []
+    for name in needed:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
 def main(args: argparse.Namespace) -> int:
     unknown = set(args.parts.split(",")) - set(PARTS)
     if unknown:
         print(f"holefill bench: unknown part(s): {', '.join(sorted(unknown))}",
               file=sys.stderr)
+        return 2
+    missing = missing_packages(tuple(p for p in PARTS if p in args.parts.split(",")))
+    if missing:
+        print(f"holefill bench needs {', '.join(missing)}, which cannot be imported here: "
+              "pip install 'holefill[bench]' (in a clone: pip install -e '.[bench]' "
+              "-c .ci/constraints.txt)", file=sys.stderr)
         return 2
     run(args)
     return 0

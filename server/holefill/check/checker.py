@@ -14,8 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from holefill.budget import Budget, BudgetExhausted
 from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar
 from holefill.grammar.tables import CompiledGrammar
+from holefill.lexing.anchors import PLAIN, Anchors, ReferenceLexer, respected
 from holefill.lexing.holes import HoleLexer, LexemeNFA
 from holefill.lexing.render import Renderer, full_path
 
@@ -38,7 +40,22 @@ class Verdict(enum.Enum):
 class PartialLexer(Protocol):
     """What a language's lexer provides: the NFA of all lexings, and witness rendering."""
 
-    def build(self, chunks: Sequence[str]) -> LexemeNFA: ...
+    @property
+    def reference(self) -> ReferenceLexer:
+        """The maximal-munch reader of fixed text (anchors, witness checks)."""
+        ...
+
+    def anchors(self, chunks: Sequence[str]) -> Anchors:
+        """The reading of `chunks` (as the user's document) that fillings must keep."""
+        ...
+
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA: ...
+
+    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+        """Why the language's own compiler would refuse every filling although the grammar
+        may accept one (nesting too deep, ...), or None."""
+        ...
 
     def render_witness(
         self,
@@ -60,8 +77,19 @@ class GenericLexer:
         self.holes = HoleLexer(compiled.lexer, terms)
         self.renderer = Renderer(compiled.lexer, terms)
 
-    def build(self, chunks: Sequence[str]) -> LexemeNFA:
-        return self.holes.build(chunks)
+    @property
+    def reference(self) -> ReferenceLexer:
+        return self.holes.reference
+
+    def anchors(self, chunks: Sequence[str]) -> Anchors:
+        return self.holes.anchors(chunks)
+
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA:
+        return self.holes.build(chunks, anchors, budget)
+
+    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+        return None
 
     SEPARATORS = (" ", "\n")
 
@@ -85,6 +113,7 @@ class CheckResult:
     verdict: Verdict
     fills: list[str] | None = None
     stats: dict[str, float] = field(default_factory=dict)
+    reason: str | None = None  # why the answer is UNKNOWN (a limit, the deadline, a cancel)
 
 
 _VERDICTS = {
@@ -128,18 +157,34 @@ class Checker:
             return chk
 
     def completable(
-        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS
+        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS,
+        anchored: bool = True,
     ) -> Verdict:
-        """YES when some filling of the holes makes a valid program; NO when none does;
-        UNKNOWN when the work budget ran out first."""
-        return self.check(chunks, max_steps=max_steps).verdict
+        """YES when some filling of the holes makes a valid program that keeps the reading of
+        the text outside the holes (anchored=False: any valid program, the papers' plain
+        semantics); NO when none does; UNKNOWN when the work budget ran out first."""
+        return self.check(chunks, max_steps=max_steps, anchored=anchored).verdict
 
     def witness(
-        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS
+        self, chunks: Sequence[str], *, max_steps: int = DEFAULT_MAX_STEPS,
+        anchored: bool = True,
     ) -> list[str] | None:
         """A shortest filling per hole (fewest inserted lexemes), or None when there is none
         (or the budget ran out)."""
-        return self.check(chunks, want_witness=True, max_steps=max_steps).fills
+        return self.check(chunks, want_witness=True, max_steps=max_steps,
+                          anchored=anchored).fills
+
+    def anchors(self, chunks: Sequence[str]) -> Anchors:
+        """The reading of `chunks`, as the user's document, that fillings keep (see
+        holefill.lexing.anchors). Decoding computes it once per request and passes it on,
+        since the chunks it checks later hold generated text."""
+        return self.lexer.anchors(chunks)
+
+    def keeps_reading(self, chunks: Sequence[str], fills: Sequence[str]) -> bool:
+        """Whether filling `chunks` with `fills` keeps the reading of the fixed text (the
+        anchors of `chunks` as the user's document): e.g. for a cut of real code, whether the
+        removed text itself leaves the text around it as it was."""
+        return respected(self.lexer.reference, chunks, fills, self.lexer.anchors(chunks))
 
     def check(
         self,
@@ -148,23 +193,44 @@ class Checker:
         want_witness: bool = False,
         max_steps: int = DEFAULT_MAX_STEPS,
         cancel: Callable[[], bool] | None = None,
+        anchored: bool = True,
+        anchors: Anchors | None = None,
+        deadline: float | None = None,
     ) -> CheckResult:
+        """One check. `anchors`: the reading to keep (default: that of `chunks` themselves);
+        `anchored=False` checks the plain grammar semantics instead. `max_steps` bounds the
+        work of every stage (lexing with holes, layout, core), `deadline` (seconds) its wall
+        time, `cancel` stops it: each answers UNKNOWN, with the reason in stats["reason"]."""
         chunks = list(chunks)
         if not chunks:
             raise ValueError("chunks must hold at least one string")
+        if not anchored:
+            anchors = PLAIN
+        elif anchors is None:
+            anchors = self.lexer.anchors(chunks)
         t0 = time.perf_counter()
-        nfa = self.lexer.build(chunks)
+        reason = self.lexer.beyond_limits(chunks)
+        if reason is not None:
+            return CheckResult(Verdict.UNKNOWN, reason=reason)
+        budget = Budget(max_steps, deadline, cancel)
+        try:
+            nfa = self.lexer.build(chunks, anchors, budget)
+        except BudgetExhausted as exc:
+            return CheckResult(Verdict.UNKNOWN, reason=str(exc))
         t1 = time.perf_counter()
-        with self._lock:
-            res = self._native.run(
-                nfa.n_states,
-                nfa.edges,
-                nfa.starts,
-                nfa.finals,
-                max_steps=max_steps,
-                want_witness=want_witness,
-                cancel=cancel,
-            )
+        try:
+            with self._lock:
+                res = self._native.run(
+                    nfa.n_states,
+                    nfa.edges,
+                    nfa.starts,
+                    nfa.finals,
+                    max_steps=budget.steps_left(max_steps),
+                    want_witness=want_witness,
+                    cancel=budget.stopped,
+                )
+        except BudgetExhausted as exc:
+            return CheckResult(Verdict.UNKNOWN, reason=str(exc))
         t2 = time.perf_counter()
         verdict = _VERDICTS[res.verdict]
         stats = {
@@ -176,9 +242,10 @@ class Checker:
         }
         fills = None
         if verdict is Verdict.YES and want_witness and res.witness is not None:
-            fills = self._render(chunks, nfa, res.witness, stats)
+            fills = self._render(chunks, nfa, res.witness, stats, anchors)
             stats["render_ms"] = (time.perf_counter() - t2) * 1e3
-        return CheckResult(verdict, fills, stats)
+        reason = "the work budget ran out in the core" if verdict is Verdict.UNKNOWN else None
+        return CheckResult(verdict, fills, stats, reason)
 
     def _render(
         self,
@@ -186,6 +253,7 @@ class Checker:
         nfa: LexemeNFA,
         leaves: Sequence[tuple[int, int]],
         stats: dict[str, float],
+        anchors: Anchors,
     ) -> list[str] | None:
         """Render the witness and re-check the filled text as a whole program; a rendering
         that maximal munch would lex differently is discarded for the next attempt."""
@@ -205,7 +273,8 @@ class Checker:
                 break
             first = first or fills
             text = "".join(c + f for c, f in zip(chunks, fills + [""], strict=True))
-            if self.check([text]).verdict is Verdict.YES:
+            if (respected(self.lexer.reference, chunks, fills, anchors)
+                    and self.check([text]).verdict is Verdict.YES):
                 stats["witness_verified"] = 1.0
                 return fills
             attempt += 1

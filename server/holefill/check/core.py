@@ -31,7 +31,8 @@ from holefill.errors import CoreError
 if TYPE_CHECKING:
     from holefill.grammar.tables import NormalGrammar
 
-__all__ = ["CoreResult", "CoreVerdict", "NativeChecker", "NativeGrammar", "live_blocks"]
+__all__ = ["CoreResult", "CoreVerdict", "NativeChecker", "NativeGrammar", "NativeParser",
+           "NativeRight", "live_blocks"]
 
 _ERROR_CAP = 512
 _STAT_FIELDS = ("steps", "items", "finalized", "useful_states", "edges", "leaves", "weight")
@@ -240,3 +241,114 @@ class NativeChecker:
             )
             witness = list(zip(ids, ends, strict=True))
         return CoreResult(CoreVerdict(verdict), witness, stats)
+
+
+def _message(ptr: Any, getter: Any) -> str:
+    return ffi.string(getter(ptr)).decode("utf-8", "replace")
+
+
+class NativeRight:
+    """A right context (HfRight): every generating triple of an NFA that grows by blocks of
+    new states. See hf_right_add in holefill.h."""
+
+    def __init__(self, grammar: NativeGrammar) -> None:
+        if grammar._ptr is None:
+            raise CoreError("grammar is closed")
+        ptr = lib.hf_right_new(grammar._ptr)
+        if ptr == ffi.NULL:
+            raise CoreError("could not create a right context (too many symbols, or memory)")
+        self.grammar = grammar  # keeps the borrowed HfGrammar alive
+        self._ptr = ffi.gc(ptr, lib.hf_right_delete)
+        self._limits = ffi.new("HfLimits *")
+
+    @property
+    def n_states(self) -> int:
+        return int(lib.hf_right_n_states(self._ptr))
+
+    @property
+    def n_items(self) -> int:
+        return int(lib.hf_right_n_items(self._ptr))
+
+    @property
+    def complete(self) -> bool:
+        return bool(lib.hf_right_complete(self._ptr))
+
+    def add(self, n_states: int, edges: Any, finals: Iterable[int],
+            entries: Iterable[int] = (), *, max_steps: int = 0,
+            max_items: int = 0) -> CoreVerdict:
+        """Grows to n_states states with `edges` (leaving only the new states) and `finals`;
+        YES when the closure is complete, UNKNOWN when a limit ran out. `entries` (first
+        call only): where questions enter; turns the context filter on (hf_right_add)."""
+        flat = _edge_array(edges)
+        final_arr = _int32_array(finals)
+        entry_arr = _int32_array(entries)
+        self._limits.max_steps = max_steps
+        self._limits.max_items = max_items
+        verdict = lib.hf_right_add(self._ptr, n_states, ffi.from_buffer("int32_t[]", flat),
+                                   len(flat) // 4, ffi.from_buffer("int32_t[]", final_arr),
+                                   len(final_arr), ffi.from_buffer("int32_t[]", entry_arr),
+                                   len(entry_arr), self._limits)
+        if verdict == lib.HF_ERROR:
+            raise CoreError(_message(self._ptr, lib.hf_right_last_error))
+        return CoreVerdict(verdict)
+
+
+class NativeParser:
+    """An incremental Earley parser (HfParser) over the terminals left of a hole, asking a
+    NativeRight whether the input can still be completed. Not thread-safe."""
+
+    def __init__(self, grammar: NativeGrammar) -> None:
+        if grammar._ptr is None:
+            raise CoreError("grammar is closed")
+        ptr = lib.hf_parser_new(grammar._ptr)
+        if ptr == ffi.NULL:
+            raise CoreError("out of memory creating a parser")
+        self.grammar = grammar
+        self._ptr = ffi.gc(ptr, lib.hf_parser_delete)
+        self._limits = ffi.new("HfLimits *")
+
+    def reset(self) -> None:
+        if lib.hf_parser_reset(self._ptr) != lib.HF_YES:
+            raise CoreError("out of memory resetting a parser")
+
+    @property
+    def position(self) -> int:
+        return int(lib.hf_parser_position(self._ptr))
+
+    def truncate(self, position: int) -> None:
+        lib.hf_parser_truncate(self._ptr, position)
+
+    def accepts(self) -> bool:
+        return bool(lib.hf_parser_accepts(self._ptr))
+
+    def push(self, terminals: Iterable[int], *, max_steps: int = 0,
+             max_items: int = 0) -> CoreVerdict:
+        """Reads terminals: YES while the input stays a viable prefix, NO at the first one
+        that is not (the parser stays before it), UNKNOWN when a limit ran out."""
+        arr = _int32_array(terminals)
+        self._limits.max_steps = max_steps
+        self._limits.max_items = max_items
+        verdict = lib.hf_parser_push(self._ptr, ffi.from_buffer("int32_t[]", arr), len(arr),
+                                     self._limits)
+        if verdict == lib.HF_ERROR:
+            raise CoreError(_message(self._ptr, lib.hf_parser_last_error))
+        return CoreVerdict(verdict)
+
+    def query(self, right: NativeRight, n_junction: int, edges: Any, exits: Any, *,
+              max_steps: int = 0, max_items: int = 0) -> CoreVerdict:
+        """Can the input, then a word of the junction, then one of `right`, be a sentence?
+        See hf_parser_query: edges are (from, label, to, weight) with from < to; exits are
+        (from, label, right state) triples."""
+        flat = _edge_array(edges)
+        ex = _int32_array(exits)
+        if len(ex) % 3:
+            raise CoreError(f"exits: {len(ex)} ints is not a whole number of triples")
+        self._limits.max_steps = max_steps
+        self._limits.max_items = max_items
+        verdict = lib.hf_parser_query(self._ptr, right._ptr, n_junction,
+                                      ffi.from_buffer("int32_t[]", flat), len(flat) // 4,
+                                      ffi.from_buffer("int32_t[]", ex), len(ex) // 3,
+                                      self._limits)
+        if verdict == lib.HF_ERROR:
+            raise CoreError(_message(self._ptr, lib.hf_parser_last_error))
+        return CoreVerdict(verdict)

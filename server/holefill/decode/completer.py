@@ -12,10 +12,13 @@ import os
 import statistics
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from holefill.check.checker import DEFAULT_MAX_STEPS
+from holefill.check.incremental import IncrementalCheck
 from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
 from holefill.decode.loop import (
     Cancelled,
@@ -28,6 +31,10 @@ from holefill.decode.loop import (
 )
 from holefill.decode.prompt import build_prompt, shown
 from holefill.decode.templates import FimTemplate
+from holefill.lexing.anchors import Site
+
+# Incremental engines kept per completer (one per recent place in a document).
+ENGINE_CACHE = 4
 
 # progress(fraction done, message) while holes are filled
 FillProgress = Callable[[float, str], None]
@@ -74,6 +81,9 @@ class Completer:
         self.backend = ModelBackend(spec, progress)
         self._session = self.backend.session()
         self._lock = threading.Lock()
+        # engines of recent requests: typing along in one place reuses the parse of the text
+        # before the cursor and the closure of the text after it
+        self._engines: OrderedDict[tuple, IncrementalCheck] = OrderedDict()
 
     @property
     def name(self) -> str:
@@ -111,9 +121,44 @@ class Completer:
             fill = _Fill(self, chunks, language, settings, _as_callable(cancel), progress)
             return fill.run(only)
 
+    def _engine_for(self, checker: Any, chunks: Sequence[str], window: Any,
+                    max_steps: int) -> IncrementalCheck:
+        """The incremental engine for a request: a recent one when the text after the hole
+        (as the window cuts it) and the text before the left's start are the same (its left
+        parse re-reads only what changed), else a new one."""
+        engine = make_engine(checker, chunks, window, max_steps)
+        last = chunks[-1]
+        key = (checker.language, window.tail, window.suffix, engine.terms.unit, max_steps,
+               hash(chunks[0][: engine.left_start]), engine.left_start,
+               tuple(chunks[1:-1]), last[: len(last) - window.tail])
+        got = self._engines.get(key)
+        if got is None:
+            got = self._engines[key] = engine
+            while len(self._engines) > ENGINE_CACHE:
+                self._engines.popitem(last=False)
+        else:
+            self._engines.move_to_end(key)
+        return got
+
     def complete(self, prefix: str, suffix: str, language: str, **kwargs: Any) -> FillResult:
         """Fill-in-the-middle at one cursor: ``fill([prefix, suffix], ...)``."""
         return self.fill([prefix, suffix], language, **kwargs)
+
+
+def make_engine(checker: Any, chunks: Sequence[str], window: Any,
+                max_steps: int = DEFAULT_MAX_STEPS) -> IncrementalCheck:
+    """The incremental engine for a request: the left from a clean start of the language,
+    the right cut where the classic window cuts it (see holefill.check.incremental)."""
+    from holefill.check.window import left_start
+    from holefill.lexing.python_layout import indent_unit
+
+    start = left_start(checker.language, chunks[0])
+    unit = None
+    if checker.language == "python":
+        last = chunks[-1]
+        tail = [*chunks[1:-1], last[: len(last) - window.tail] + window.suffix]
+        unit = indent_unit([chunks[0][start:], *tail])
+    return IncrementalCheck(checker, start, window.tail, window.suffix, unit, max_steps)
 
 
 def _as_callable(cancel: CancelSignal) -> Callable[[], bool] | None:
@@ -137,9 +182,15 @@ class _Fill:
         self.cancel, self.progress = cancel, progress
         self.checker = Checker.for_language(language)  # LanguageError before any model work
         self.constraint: Constraint | None = None
+        self.sites: list[Site] = []
         if settings.constrained:
             window = find_window(self.checker.language, chunks)
-            self.constraint = Constraint(self.checker, window, settings.max_check_steps, cancel)
+            engine = (completer._engine_for(self.checker, chunks, window,
+                                            settings.max_check_steps)
+                      if settings.incremental else None)
+            self.constraint = Constraint(self.checker, window, settings.max_check_steps, cancel,
+                                         settings.anchored, engine)
+            self.sites = self.constraint.sites_of(chunks)
         self.generator = _generator(settings.seed)
 
     def run(self, only: Sequence[int] | None) -> FillResult:
@@ -152,8 +203,11 @@ class _Fill:
         fills, done, results = [""] * n, [False] * n, []
         for step, i in enumerate(todo):
             self._report(step / len(todo), f"filling hole {step + 1} of {len(todo)}")
-            res = self._fill_hole(self._left_of(i, fills, done), self.chunks[i + 1:], step,
-                                  len(todo))
+            left, left_sites = self._left_of(i, fills, done)
+            after_sites = [s.moved(s.chunk - i - 1, s.base) for s in self.sites
+                           if s.chunk > i]
+            res = self._fill_hole(left, self.chunks[i + 1:], step, len(todo),
+                                  left_sites, after_sites)
             results.append(res)
             fills[i], done[i] = res.fill, True
         self._report(1.0, "done")
@@ -161,21 +215,29 @@ class _Fill:
         return FillResult([fills[i] for i in todo], verified,
                           self._stats(results, time.perf_counter() - t0), results)
 
-    def _left_of(self, hole: int, fills: list[str], done: list[bool]) -> list[str]:
-        """The chunks up to ``hole``, with the holes filled so far merged in; the holes not
-        asked for stay open between them."""
+    def _left_of(self, hole: int, fills: list[str],
+                 done: list[bool]) -> tuple[list[str], list[Site]]:
+        """The chunks up to ``hole``, with the holes filled so far merged in (the holes not
+        asked for stay open between them), and the anchor sites of the user's text there."""
         out = [self.chunks[0]]
+        sites = []
+        by_chunk = {s.chunk: s for s in self.sites}
         for j in range(hole):
             if done[j]:
-                out[-1] += fills[j] + self.chunks[j + 1]
+                out[-1] += fills[j]
+                base = len(out[-1])
+                out[-1] += self.chunks[j + 1]
             else:
                 out.append(self.chunks[j + 1])
-        return out
+                base = 0
+            if j + 1 in by_chunk:
+                sites.append(by_chunk[j + 1].moved(len(out) - 1, base))
+        return out, sites
 
     def _check_start(self) -> bool:
         if self.constraint is None:
             return True
-        verdict = self.constraint.verdict(self.chunks)
+        verdict = self.constraint.verdict(self.chunks, self.sites)
         if self.cancel is not None and self.cancel():
             raise Cancelled("the fill was cancelled")
         if verdict.value == "no":
@@ -185,8 +247,8 @@ class _Fill:
                 "(mark that place as a hole too, or fill without the constraint)")
         return verdict.value == "yes"
 
-    def _fill_hole(self, left: list[str], after: list[str], index: int,
-                   count: int) -> HoleResult:
+    def _fill_hole(self, left: list[str], after: list[str], index: int, count: int,
+                   left_sites: list[Site], after_sites: list[Site]) -> HoleResult:
         backend = self.completer.backend
         # the prompt keeps at least half the context (up to 256 tokens); generation the rest
         room = backend.context_length
@@ -199,7 +261,7 @@ class _Fill:
                               shown(after, settings.hole_placeholder),
                               budget=budget, heal=settings.heal)
         last = left[-1][: len(left[-1]) - len(prompt.heal)]
-        state = HoleState([*left[:-1], last], after)
+        state = HoleState([*left[:-1], last], after, left_sites, after_sites)
         session = self.completer._session
         logp = session.prefill(prompt.ids)
         detok = Detokenizer(backend, prompt.ids)

@@ -10,14 +10,18 @@ filling always exists when the model stalls or runs out of tokens.
 from __future__ import annotations
 
 import math
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from holefill.budget import Budget
 from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
+from holefill.check.incremental import IncrementalCheck
 from holefill.check.window import Window
 from holefill.errors import HolefillError
+from holefill.lexing.anchors import Anchors, Site
 
 if TYPE_CHECKING:
     import torch
@@ -58,6 +62,18 @@ class DecodeSettings:
     # text right after the hole that the filling may supply and then replace (closers an
     # editor auto-inserted, like `)` or `"`); HoleResult.replaced says whether it did
     replaceable: str = ""
+    # keep the reading of the text outside the holes (holefill.lexing.anchors); False checks
+    # the plain grammar semantics (for comparison in benchmarks)
+    anchored: bool = True
+    # check with the incremental engine (holefill.check.incremental) where it applies;
+    # False: the classic check for every token (for comparison in benchmarks)
+    incremental: bool = True
+    # stop at a blank line after a complete statement (where closing is allowed): a
+    # multi-line suggestion at a line end ends with the block of code it wrote
+    stop_at_blank_line: bool = False
+    # stop where the model starts repeating itself (the same line twice in a row, or a short
+    # pattern over and over), cut back to where closing is allowed before the repeat
+    repetition_guard: bool = True
 
     def __post_init__(self) -> None:
         if self.on_stuck not in ON_STUCK:
@@ -74,7 +90,8 @@ class HoleResult:
     tokens: int = 0
     rejected: int = 0
     verified: bool = True
-    ended_by: str = "end"  # end, line-end, max-tokens, stuck, empty-budget
+    # end, line-end, blank-line, repetition, max-tokens, stuck, empty-budget
+    ended_by: str = "end"
     completed_by: str = "model"  # model, witness, best-stop, none
     check_ms: list[float] = field(default_factory=list)
     model_s: float = 0.0
@@ -82,47 +99,105 @@ class HoleResult:
 
 
 class Constraint:
-    """Completability checks on the whole document state, run on its window."""
+    """Completability checks on the whole document state, run on its window.
+
+    Every check keeps the reading of the user's fixed text: the anchors are those of the
+    document as the request found it (generated text is hole content, so it must not move
+    them), passed as sites with each check (`HoleState` keeps them where its text is)."""
 
     def __init__(self, checker: Checker, window: Window, max_steps: int,
-                 cancel: Callable[[], bool] | None) -> None:
+                 cancel: Callable[[], bool] | None, anchored: bool = True,
+                 engine: IncrementalCheck | None = None) -> None:
         self.checker, self.window, self.max_steps, self.cancel = checker, window, max_steps, cancel
+        self.anchored = anchored
+        self.engine = engine  # the incremental engine, for checks of the first open hole
         self.times_ms: list[float] = []
+        self.classic = 0  # checks the engine left to the classic check
 
-    def verdict(self, chunks: list[str]) -> Verdict:
+    def sites_of(self, chunks: list[str]) -> list[Site]:
+        """The anchor sites of the request's document (before any filling): one per chunk
+        after a hole, at its start."""
+        if not self.anchored:
+            return []
+        return list(self.checker.anchors(self.window.apply(chunks)).sites)
+
+    def _anchors(self, chunks: list[str], sites: Sequence[Site]) -> Anchors:
+        return self.window.map_anchors(Anchors(tuple(sites)), chunks)
+
+    def verdict(self, chunks: list[str], sites: Sequence[Site],
+                incremental: bool = True) -> Verdict:
+        """`incremental`: the hole being filled is the first open one (the engine's case)."""
         t0 = time.perf_counter()
+        if self.engine is not None and incremental:
+            got = self.engine.verdict(chunks, sites, Budget(self.max_steps, None, self.cancel))
+            if got is not None and got is not Verdict.UNKNOWN:
+                self.times_ms.append((time.perf_counter() - t0) * 1e3)
+                return got
+            self.classic += 1
         res = self.checker.check(self.window.apply(chunks), max_steps=self.max_steps,
-                                 cancel=self.cancel)
+                                 cancel=self.cancel, anchors=self._anchors(chunks, sites))
         self.times_ms.append((time.perf_counter() - t0) * 1e3)
         return res.verdict
 
-    def witness(self, chunks: list[str], hole: int) -> str | None:
-        """A verified shortest filling of hole number ``hole`` of ``chunks``, or None."""
-        t0 = time.perf_counter()
-        res = self.checker.check(self.window.apply(chunks), want_witness=True,
-                                 max_steps=self.max_steps, cancel=self.cancel)
-        self.times_ms.append((time.perf_counter() - t0) * 1e3)
-        if res.fills is None or not res.stats.get("witness_verified"):
-            return None
-        return res.fills[hole]
+    def witness(self, chunks: list[str], sites: Sequence[Site], hole: int) -> str | None:
+        """A verified shortest filling of hole number ``hole`` of ``chunks``, or None. When
+        the window's `class _:` head cannot take the text typed so far (an `else:` after a
+        dedent, which the engine allows), the window that starts where the engine's left
+        starts is tried too (exact at its head, slower: its left is longer)."""
+        for window in self._witness_windows():
+            t0 = time.perf_counter()
+            res = self.checker.check(window.apply(chunks), want_witness=True,
+                                     max_steps=self.max_steps, cancel=self.cancel,
+                                     anchors=window.map_anchors(Anchors(tuple(sites)), chunks))
+            self.times_ms.append((time.perf_counter() - t0) * 1e3)
+            if res.fills is not None and res.stats.get("witness_verified"):
+                return res.fills[hole]
+        return None
+
+    def _witness_windows(self) -> list[Window]:
+        out = [self.window]
+        if self.engine is not None:
+            plain = Window(self.engine.left_start, self.window.tail, "", self.window.suffix)
+            if plain != self.window:
+                out.append(plain)
+        return out
 
 
 @dataclass
 class HoleState:
     """The document around the hole being filled: the chunks before it (holes left open lie
     between them; the last one ends at this hole, without the healed characters) and the
-    chunks after it (the first one follows this hole)."""
+    chunks after it (the first one follows this hole), with the anchor sites of the user's
+    text in each (`left_sites` numbered by chunk of `left`, `after_sites` by chunk of
+    `after`)."""
 
     left: list[str]
     after: list[str]
+    left_sites: list[Site] = field(default_factory=list)
+    after_sites: list[Site] = field(default_factory=list)
 
     def open(self, text: str) -> list[str]:
         return [*self.left[:-1], self.left[-1] + text, *self.after]
+
+    def open_sites(self) -> list[Site]:
+        n = len(self.left)
+        return [*self.left_sites, *(s.moved(n + s.chunk, s.base) for s in self.after_sites)]
 
     def closed(self, text: str, drop: int = 0) -> list[str]:
         """The chunks with this hole closed after ``text``; ``drop`` characters of the text
         after the hole are replaced (closers the editor inserted, which the text supplies)."""
         return [*self.left[:-1], self.left[-1] + text + self.after[0][drop:], *self.after[1:]]
+
+    def closed_sites(self, text: str, drop: int = 0) -> list[Site]:
+        """The text after the closed hole keeps its anchors inside the merged chunk (the
+        replaced closers count as the site's first characters, now written by the text)."""
+        n = len(self.left)
+        merged = len(self.left[-1]) + len(text) - drop
+        out = list(self.left_sites)
+        for s in self.after_sites:
+            out.append(s.moved(n - 1, merged + s.base) if s.chunk == 0
+                       else s.moved(n - 1 + s.chunk, s.base))
+        return out
 
 
 def candidate_order(logp: torch.Tensor, settings: DecodeSettings,
@@ -190,7 +265,7 @@ class HoleDecoder:
             logp = self.session.step(token)
         res.model_s = self.session.model_s - model_s0
         res.ended_by = ended
-        if ended in ("end", "line-end"):
+        if ended in STOPPED:
             res.fill = self.text[len(self.heal):]
         else:
             res.fill = self._fallback()
@@ -209,14 +284,15 @@ class HoleDecoder:
             else:
                 step = self._try_text(token)
                 if step != "reject":
-                    return token, ("line-end" if step == "line-end" else None)
+                    return token, (step if step in STOPPED else None)
             self.result.rejected += 1
         return None
 
     def _try_text(self, token: int) -> str:
-        """"continue" when ``token`` was taken, "line-end" when the line ended at a valid
-        stopping point before the token's newline, "reject" otherwise. Bytes of an incomplete
-        character are taken unchecked: the check happens when the character completes."""
+        """"continue" when ``token`` was taken, a stop ("line-end", "blank-line",
+        "repetition") when the filling ended at a valid stopping point at or before the
+        token, "reject" otherwise. Bytes of an incomplete character are taken unchecked: the
+        check happens when the character completes."""
         delta, complete = self.detok.peek(token)
         if not complete and self.detok.held >= MAX_HELD_TOKENS:
             return "reject"  # no UTF-8 character takes this many pieces: invalid bytes
@@ -235,7 +311,27 @@ class HoleDecoder:
         self.accepted.append(new)
         if self._supplies_replaceable(new):
             return "line-end"
+        for kind, cut in self._shape_stops(new, delta):
+            if self._may_close(cut):
+                self.text = cut
+                return kind
         return "continue"
+
+    def _shape_stops(self, new: str, delta: str) -> list[tuple[str, str]]:
+        """Where the filling should end by its shape: at a blank line it just wrote (after a
+        complete statement: closing must be allowed there), or before the model repeats
+        itself."""
+        out = []
+        body = new[len(self.heal):]
+        if self.settings.stop_at_blank_line and "\n" in delta:
+            blank = _BLANK_LINE.search(body)
+            if blank is not None and blank.end() > len(body) - len(delta):
+                out.append(("blank-line", new[: len(self.heal) + blank.start() + 1]))
+        if self.settings.repetition_guard:
+            cut = repetition_cut(body)
+            if cut is not None:
+                out.append(("repetition", new[: len(self.heal) + cut]))
+        return out
 
     def _stop_before(self, new: str, delta: str) -> str | None:
         """A stopping point inside the new text that ends the filling: the end of the line in
@@ -261,7 +357,9 @@ class HoleDecoder:
         if not rep or not text.endswith(rep) or len(text) - len(rep) < len(self.heal):
             return False
         if self.constraint is not None:
-            verdict = self.constraint.verdict(self.state.closed(text, drop=len(rep)))
+            verdict = self.constraint.verdict(self.state.closed(text, drop=len(rep)),
+                                              self.state.closed_sites(text, drop=len(rep)),
+                                              len(self.state.left) == 1)
             if not self._answer(verdict):
                 return False
         self.result.replaced = len(rep)
@@ -270,14 +368,18 @@ class HoleDecoder:
     def _may_open(self, text: str) -> bool:
         if self.constraint is None:
             return True
-        return self._answer(self.constraint.verdict(self.state.open(text)))
+        return self._answer(self.constraint.verdict(self.state.open(text),
+                                                    self.state.open_sites(),
+                                                    len(self.state.left) == 1))
 
     def _may_close(self, text: str) -> bool:
         if len(text) < len(self.heal):
             return False
         if self.constraint is None:
             return True
-        return self._answer(self.constraint.verdict(self.state.closed(text)))
+        return self._answer(self.constraint.verdict(self.state.closed(text),
+                                                    self.state.closed_sites(text),
+                                                    len(self.state.left) == 1))
 
     def _answer(self, verdict: Verdict) -> bool:
         if verdict is Verdict.UNKNOWN:  # never read as "no": accept, mark the result
@@ -309,7 +411,8 @@ class HoleDecoder:
             return best[1][len(self.heal):]
         # the invariant says a filling exists; the latest state whose witness renders wins
         for start in self._witness_starts(text):
-            tail = self.constraint.witness(self.state.open(start), len(self.state.left) - 1)
+            tail = self.constraint.witness(self.state.open(start), self.state.open_sites(),
+                                           len(self.state.left) - 1)
             if tail is not None:
                 res.completed_by = "witness"
                 return (start + tail)[len(self.heal):]
@@ -324,6 +427,32 @@ class HoleDecoder:
             starts.append(healed[len(healed) // 2])
         starts.append(self.heal)
         return list(dict.fromkeys(starts))
+
+
+# The ways a filling ends with its text kept as written (others go to the fallback).
+STOPPED = ("end", "line-end", "blank-line", "repetition")
+
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+# A short pattern written again and again (`, 0, 0, 0, ...` or `((((((((`): 8 times or more
+# and 24 characters (tables of zeros in real code stay below it more often than not).
+_REPEATED = re.compile(r"(.{1,12}?)\1{7,}$", re.DOTALL)
+MIN_REPEATED_LINE = 4  # non-blank characters a line needs before its copy counts
+
+
+def repetition_cut(text: str) -> int | None:
+    """Where to cut `text` when its end repeats itself, or None: after the first of two
+    equal lines in a row (the model copies the line it just wrote; lines of a closing
+    bracket or two do not count), or after the first copy of a short pattern repeated
+    eight times or more at the end."""
+    lines = text.split("\n")
+    if len(lines) >= 3:  # two complete lines before the one being written
+        a, b = lines[-3], lines[-2]
+        if len(a.strip()) >= MIN_REPEATED_LINE and a == b:
+            return len("\n".join(lines[:-2]))
+    m = _REPEATED.search(text)
+    if m is not None and len(m.group(0)) >= 24 and m.group(1).strip():
+        return m.start() + len(m.group(1))
+    return None
 
 
 def _heal_consistent(text: str, heal: str) -> bool:

@@ -21,6 +21,11 @@ filling can kill it (``LexerDFA.killable``).
 Ignored terminals (whitespace, comments) become epsilon edges. Cost is linear in the text for
 runs that start at a boundary (they are deterministic); runs that start in a hole are
 set-valued until the set collapses, usually after a few characters.
+
+Anchors (holefill.lexing.anchors) keep the fixed text's reading: an edge whose lexeme would
+cover an anchor of a chunk that follows a hole is not added, and runs stop once no further
+end could be allowed. A place carries `flag` = 1 between a chunk's two anchors when the path
+covered the first one (it must then reach the second as a boundary).
 """
 
 from __future__ import annotations
@@ -30,8 +35,11 @@ import threading
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from holefill.budget import Budget
 from holefill.grammar.tables import LexerDFA, TerminalInfo
+from holefill.lexing.anchors import Anchors, ReferenceLexer, Site, compute_anchors
 
 EPSILON = -1
 
@@ -55,6 +63,7 @@ class Place:
     pos: int = -1
     hole: int = -1
     kill: int = -1
+    flag: int = 0  # 1: the path covered this chunk's first anchor and owes the second
 
     @property
     def in_hole(self) -> bool:
@@ -90,10 +99,12 @@ class LexemeNFA:
 
 
 class _Builder:
-    """Accumulates states and edges, deduplicating both."""
+    """Accumulates states and edges, deduplicating both; every new edge is a step of the
+    check's budget."""
 
-    def __init__(self) -> None:
-        self.state_of: dict[tuple[int, int, int, int], int] = {}
+    def __init__(self, budget: Budget | None = None) -> None:
+        self.budget = budget
+        self.state_of: dict[tuple[int, int, int, int, int], int] = {}
         self.edges = array("i")
         self.kinds: list[int] = []
         self.terms: list[int] = []
@@ -101,7 +112,7 @@ class _Builder:
         self.seen: set[tuple[int, int, int]] = set()
 
     def state(self, place: Place) -> int:
-        key = (place.chunk, place.pos, place.hole, place.kill)
+        key = (place.chunk, place.pos, place.hole, place.kill, place.flag)
         s = self.state_of.get(key)
         if s is None:
             s = self.state_of[key] = len(self.state_of)
@@ -112,6 +123,8 @@ class _Builder:
         key = (sa, term, sb)
         if key in self.seen:
             return
+        if self.budget is not None:
+            self.budget.spend()
         self.seen.add(key)
         self.edges.extend((sa, label, sb, weight))
         self.kinds.append(kind)
@@ -122,6 +135,13 @@ class _Builder:
 # Hole runs kept per lexer, and the most text after a hole for which one is kept.
 HOLE_RUN_CACHE = 32
 HOLE_RUN_CACHE_CHARS = 100_000
+
+
+class EdgeSink(Protocol):
+    """What a lexer run writes its lexemes to (the builder, or a recorder)."""
+
+    def add(self, a: Place, label: int, b: Place, weight: int, kind: int, term: int) -> None:
+        ...
 
 
 class _Recorder:
@@ -136,16 +156,104 @@ class _Recorder:
         self.b.add(*args)  # type: ignore[arg-type]
 
 
+
+class Coverage:
+    """Which lexemes the anchors of a partial output allow (holefill.lexing.anchors).
+
+    Places are ordered along the text: chunk j position p comes before hole j, which comes
+    before chunk j + 1 position 0. A lexeme from `a` to `b` covers position x of chunk j
+    when a < (j, x) < b, and a lexing has a boundary at x when no lexeme covers it.
+    """
+
+    def __init__(self, lengths: Sequence[int], anchors: Anchors,
+                 comment_like: frozenset[int]) -> None:
+        self.lengths = list(lengths)
+        self.sites = [s for s in anchors.sites if s.chunk < len(self.lengths)]
+        self.by_chunk: dict[int, list[Site]] = {}
+        for site in self.sites:
+            self.by_chunk.setdefault(site.chunk, []).append(site)
+        self.anchors = anchors
+        self.comment_like = comment_like
+        self.active = bool(self.sites)
+
+    def key(self, p: Place) -> tuple[int, int]:
+        if p.hole >= 0:
+            return (p.hole, 2 * self.lengths[p.hole] + 1)
+        return (p.chunk, 2 * p.pos)
+
+    def _sites_between(self, ka: tuple[int, int], kb: tuple[int, int]) -> list[Site]:
+        out = []
+        for j in range(ka[0], kb[0] + 1):
+            for site in self.by_chunk.get(j, ()):
+                if ka < (j, 2 * (site.base + site.length)) and kb > (j, 2 * site.base):
+                    out.append(site)
+        return out
+
+    def flag_of(self, a: Place, b: Place, label: int) -> int | None:
+        """The flag of the end place of a lexeme `label` from a to b, or None when the
+        anchors forbid that lexeme."""
+        if not self.active:
+            return 0
+        ka, kb = self.key(a), self.key(b)
+        flag = 0
+        for site in self._sites_between(ka, kb):
+            j, base = site.chunk, site.base
+            before = ka < (j, 2 * base)
+            if before and kb > (j, 2 * (base + site.length)):  # through the whole site
+                if site.passes:
+                    continue
+                return None
+            pts = site.points
+            covered = [x for x in pts if ka < (j, 2 * (base + x)) < kb]
+            if len(covered) == len(pts) and pts:
+                return None  # a boundary at neither anchor
+            if len(pts) == 2:
+                lo, hi = base + pts[0], base + pts[1]
+                inside = a.hole < 0 and a.chunk == j and lo < a.pos < hi
+                if covered == [pts[1]] and a.flag and inside:
+                    return None  # the path covered lo before: it owes a boundary at hi
+                if b.hole < 0 and b.chunk == j and lo < b.pos < hi and (
+                        covered == [pts[0]] or (a.flag and inside)):
+                    flag = 1
+            if (before and label in self.comment_like and site.rho is not None
+                    and kb > (j, 2 * (base + site.rho))):
+                return None  # a comment from a hole would cover the user's code
+        return flag
+
+    def limit(self, a: Place) -> tuple[int, int] | None:
+        """The last place where a lexeme from `a` may end, or None for no limit."""
+        if not self.active:
+            return None
+        ka = self.key(a)
+        for site in self.sites:
+            j, base = site.chunk, site.base
+            if (j, 2 * (base + site.length)) < ka:
+                continue  # a site wholly before `a`
+            pts = site.points
+            if ka < (j, 2 * base):
+                if site.passes:
+                    continue
+                return (j, 2 * (base + (pts[-1] if pts else site.length)))
+            if len(pts) == 1 and a.pos < base + pts[0]:
+                return (j, 2 * (base + pts[0]))
+            if len(pts) == 2 and (a.pos < base + pts[0] or a.flag):
+                return (j, 2 * (base + pts[1]))
+        return None
+
+
 class HoleLexer:
     """Builds the lexeme NFA of chunks-with-holes for one grammar's lexer DFA."""
 
     def __init__(self, dfa: LexerDFA, terminals: Sequence[TerminalInfo],
-                 surcharge: Mapping[int, int] | None = None) -> None:
+                 surcharge: Mapping[int, int] | None = None,
+                 error_terms: frozenset[int] = frozenset()) -> None:
         """`surcharge`: extra witness weight per terminal for a lexeme with characters in a
         hole (a language whose grammar over-approximates some lexeme makes the witness
-        search avoid generating it)."""
+        search avoid generating it). `error_terms`: terminals that stand for a lexing error
+        (no lexeme of the user's text, for the anchors' reference readings)."""
         self.dfa = dfa
         self.terminals = terminals
+        self.reference = ReferenceLexer(dfa, terminals, error_terms)
         self.weight = [1 + (surcharge or {}).get(t, 0) for t in range(len(terminals))]
         self.ignored = frozenset(i for i, t in enumerate(terminals) if t.ignored)
         self.hole_terminals = [
@@ -205,56 +313,41 @@ class HoleLexer:
 
     # -- the NFA ----------------------------------------------------------------------
 
-    def build(self, chunks: Sequence[str]) -> LexemeNFA:
+    def anchors(self, chunks: Sequence[str]) -> Anchors:
+        """The anchors of `chunks` read as the user's document (holefill.lexing.anchors)."""
+        return compute_anchors(self.reference, chunks)
+
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA:
+        """The lexeme NFA of `chunks`. `anchors`: the fixed text's reading to keep (None:
+        the anchors of `chunks` themselves; anchors.PLAIN: none, the plain semantics).
+        `budget`: spent per edge and per step of a run from a hole (BudgetExhausted)."""
+        graph = self.graph(chunks, anchors, budget)
+        graph.expand([Place(0, 0)])
+        return graph.nfa()
+
+    def graph(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> RawGraph:
+        """A lexeme NFA that grows on demand: the holes, every lexeme from a hole and from
+        the start of every chunk after the first; `RawGraph.expand` adds the lexemes from
+        more places (the first chunk's, or places a lexeme begun elsewhere reaches)."""
         if not chunks:
             raise ValueError("a partial output has at least one chunk")
-        cls = [self.classes(c) for c in chunks]
-        b = _Builder()
-        last = len(chunks) - 1
-        start = Place(0, 0)
-        final = Place(last, len(chunks[last]))
-        b.state(start)
-        hole_states = []
-        todo = [Place(i, 0) for i in range(last + 1)]
-        for h in range(last):
-            hp = Place(hole=h)
-            hole_states.append(b.state(hp))
-            b.add(hp, EPSILON, Place(h + 1, 0), 0, KIND_EPS_LINK, EPSILON)
-            for t in self.hole_terminals:
-                b.add(hp, t, hp, self.weight[t], KIND_HOLE, t)
-            todo += self._hole_run(b, cls, chunks, h)
-        done: set[Place] = set()
-        while todo:
-            p = todo.pop()
-            if p.in_hole or p in done:
-                continue
-            done.add(p)
-            if p.pos < len(chunks[p.chunk]):
-                todo += self._run(b, cls, chunks, p, p.chunk, p.pos, None)
-            elif p.chunk < last:
-                b.add(p, EPSILON, Place(hole=p.chunk), 0, KIND_EPS_LINK, EPSILON)
-        finals = [b.state_of[key] for key in b.state_of if key[:3] == (last, final.pos, -1)]
-        return LexemeNFA(
-            n_states=len(b.state_of),
-            edges=b.edges,
-            starts=[b.state(start)],
-            finals=finals,
-            kinds=b.kinds,
-            terms=b.terms,
-            spans=b.spans,
-            hole_states=hole_states,
-        )
+        return RawGraph(self, chunks, self.anchors(chunks) if anchors is None else anchors,
+                        budget)
 
     def _hole_run(self, b: _Builder, cls: list[list[int]], chunks: Sequence[str],
-                  h: int) -> list[Place]:
+                  cov: Coverage, h: int, budget: Budget | None = None) -> list[Place]:
         """The lexemes that begin in hole h and end in the text after it (in any state the
         hole may leave the DFA in, so they run far: a third of a check's lexing). They
-        depend only on the chunks after the hole, so they are replayed from a cache."""
-        key = (len(chunks), h, *chunks[h + 1:])
+        depend only on the chunks after the hole and their anchors, so they are replayed
+        from a cache."""
+        key = (len(chunks), h, tuple(s for s in cov.sites if s.chunk > h), *chunks[h + 1:])
         got = self._hole_runs.get(key)
         if got is None:
             rec = _Recorder(b)
-            ends = self._run(rec, cls, chunks, Place(hole=h), h + 1, 0, self.anywhere)
+            ends = self._run(rec, cls, chunks, cov, Place(hole=h), h + 1, 0, self.anywhere,
+                             budget)
             got = (rec.added, ends)
             if sum(map(len, chunks[h + 1:])) <= HOLE_RUN_CACHE_CHARS:
                 with self._hole_runs_lock:  # lexers are shared between threads
@@ -305,13 +398,16 @@ class HoleLexer:
 
     def _run(
         self,
-        b: _Builder | _Recorder,
+        b: EdgeSink,
         cls: list[list[int]],
         chunks: Sequence[str],
+        cov: Coverage,
         origin: Place,
         i: int,
         k: int,
         states: frozenset[int] | None,
+        budget: Budget | None = None,
+        crossings: dict | None = None,
     ) -> list[Place]:
         """Run the DFA from `origin` (text resumes at chunk i, position k) and add an edge
         for every place where a lexeme begun at `origin` may end. Returns the end places.
@@ -323,6 +419,11 @@ class HoleLexer:
         that the next hole must stop) steps along with ours once we cross that hole: a path
         on which it would reach an accept is no lexing at all (that earlier lexeme would have
         been longer).
+
+        `crossings`: a cache of what the run does after it crosses into the next chunk, by
+        the DFA (and obliged) states it crosses with: for callers that run from many origins
+        in one chunk before the same text (the incremental engine's junction, whose open
+        lexeme grows by a token at a time while the text after the hole stays).
         """
         dfa = self.dfa
         trans, accept, alive, killable = dfa.trans, dfa.accept, dfa.alive, dfa.killable
@@ -330,7 +431,18 @@ class HoleLexer:
         ends: list[Place] = []
         parked = origin.kill  # starts stepping once we leave the origin's chunk
 
+        limit = cov.limit(origin)  # no lexeme from `origin` may end after this
+
+        recording: list[tuple[int, Place]] | None = None
+
         def emit(label: int, end: Place) -> None:
+            if recording is not None:
+                recording.append((label, end))
+            flag = cov.flag_of(origin, end, label)
+            if flag is None:
+                return  # the lexeme would change the reading of fixed text (anchors)
+            if flag:
+                end = Place(end.chunk, end.pos, end.hole, end.kill, flag)
             # A lexeme with characters in a hole is generated text: it costs like one the
             # hole holds whole, so the lightest witness prefers clean fillings (and does not
             # hide fixed code in a comment that begins in a hole).
@@ -365,29 +477,33 @@ class HoleLexer:
             s, pos, n = dfa.start, k, len(row)
             lab, end = -1, -1
             while pos < n:
-                s = trans[s][row[pos]]
-                if s < 0 or not alive[s]:
+                y = trans[s][row[pos]]
+                if y < 0 or not alive[y]:
                     break
+                s = y
                 pos += 1
                 if accept[s] >= 0:
                     lab, end = accept[s], pos
             else:
-                s = -2  # alive at the chunk's end: the general run below decides
-            if s != -2:
+                # alive at the chunk's end: the general run below goes on from here, with
+                # the last accept pending (earlier ones died when it came)
+                cur = {(s, -1): [(lab, i, end)] if lab >= 0 else []}
+                k = n
+            if pos < n:
                 if lab >= 0:
                     emit(lab, Place(i, end, kill=parked))
                 return ends
-
-        # cur: (state, obliged run's state or -1) -> accepts seen earlier whose munch is
-        # still undecided, as (label, chunk, pos). A pending accept dies when its state
-        # reaches a later accept, and is confirmed when its state dies.
-        cur: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-        for s in {dfa.start} if states is None else states:
-            cur[(s, -1)] = []
+        else:
+            # cur: (state, obliged run's state or -1) -> accepts seen earlier whose munch
+            # is still undecided, as (label, chunk, pos). A pending accept dies when its
+            # state reaches a later accept, and is confirmed when its state dies.
+            cur = {(s, -1): [] for s in states}
         while True:
             row = cls[i]
             n = len(row)
             while k < n and cur:
+                if budget is not None:
+                    budget.spend(len(cur))
                 c = row[k]
                 k += 1
                 nxt: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
@@ -400,7 +516,11 @@ class HoleLexer:
                         confirm(pend, ky, k)
                         continue
                     if accept[y] >= 0:
+                        if limit is not None and (i, 2 * k) > limit:
+                            continue  # a longer lexeme than allowed: its munch kills the rest
                         pend = [(accept[y], i, k)]
+                    elif not pend and limit is not None and (i, 2 * k) >= limit:
+                        continue  # nothing pending, and any later end lies past the limit
                     old = nxt.get((y, ky))
                     if old is None:
                         nxt[(y, ky)] = list(pend)
@@ -426,6 +546,8 @@ class HoleLexer:
                         emit(lab, Place(ci, cp, kill=s))
                 ob = parked if obliged else ks
                 labels |= self._compatible(ob, s) if ob >= 0 else alive[s]
+            if limit is not None and (i, 2 * n + 1) > limit:
+                return ends  # neither the hole nor anything after it may end this lexeme
             if not (origin.chunk == i and origin.pos == k):  # consumed something
                 for lab in labels:
                     emit(lab, hole)
@@ -442,3 +564,90 @@ class HoleLexer:
             cur = {key: [] for key in through}
             i += 1
             k = 0
+            if crossings is not None and recording is None:
+                ckey = (frozenset(cur), i, origin.flag)
+                seen = crossings.get(ckey)
+                if seen is not None:
+                    for lab, end in seen:
+                        emit(lab, end)
+                    return ends
+                recording = crossings[ckey] = []
+
+
+class RawGraph:
+    """The lexeme NFA of one partial output, built as far as asked (see `HoleLexer.graph`).
+
+    States are places; expanding a place runs the lexer from it and adds the edges of every
+    lexeme that begins there, then expands the places those lexemes end at. A snapshot
+    (`nfa`) numbers states in the order places were first met, so a later snapshot extends
+    an earlier one: states and edges only get added, and new edges leave new states.
+    """
+
+    def __init__(self, lexer: HoleLexer, chunks: Sequence[str], anchors: Anchors,
+                 budget: Budget | None = None) -> None:
+        self.lexer = lexer
+        self.chunks = list(chunks)
+        self.cls = [lexer.classes(c) for c in self.chunks]
+        self.cov = Coverage([len(c) for c in self.chunks], anchors, lexer.reference.comment_like)
+        self.anchors = anchors
+        self.b = _Builder(budget)
+        self.done: set[Place] = set()
+        last = len(self.chunks) - 1
+        self.b.state(Place(0, 0))
+        self.hole_states: list[int] = []
+        todo = [Place(i, 0) for i in range(1, last + 1)]
+        for h in range(last):
+            hp = Place(hole=h)
+            self.hole_states.append(self.b.state(hp))
+            self.b.add(hp, EPSILON, Place(h + 1, 0), 0, KIND_EPS_LINK, EPSILON)
+            for t in lexer.hole_terminals:
+                self.b.add(hp, t, hp, lexer.weight[t], KIND_HOLE, t)
+            todo += lexer._hole_run(self.b, self.cls, self.chunks, self.cov, h, budget)
+        self.expand(todo)
+
+    @property
+    def budget(self) -> Budget | None:
+        return self.b.budget
+
+    @budget.setter
+    def budget(self, budget: Budget | None) -> None:
+        """The budget later expansions spend (a graph kept across checks takes each
+        check's own)."""
+        self.b.budget = budget
+
+    def expand(self, places: Sequence[Place]) -> None:
+        """Adds the lexemes from `places` and from every place they reach."""
+        lexer, chunks, last = self.lexer, self.chunks, len(self.chunks) - 1
+        todo = list(places)
+        while todo:
+            p = todo.pop()
+            if p.in_hole or p in self.done:
+                continue
+            self.done.add(p)
+            self.b.state(p)
+            if p.pos < len(chunks[p.chunk]):
+                todo += lexer._run(self.b, self.cls, chunks, self.cov, p, p.chunk, p.pos, None,
+                                   self.b.budget)
+            elif p.chunk < last:
+                self.b.add(p, EPSILON, Place(hole=p.chunk), 0, KIND_EPS_LINK, EPSILON)
+
+    def state_of(self, place: Place) -> int:
+        """The state of a place, expanding it first when it is new."""
+        if place not in self.done and not place.in_hole:
+            self.expand([place])
+        return self.b.state(place)
+
+    def nfa(self) -> LexemeNFA:
+        b, last = self.b, len(self.chunks) - 1
+        end = len(self.chunks[last])
+        finals = [s for key, s in b.state_of.items() if key[:3] == (last, end, -1)]
+        return LexemeNFA(
+            n_states=len(b.state_of),
+            edges=array("i", b.edges),
+            starts=[b.state(Place(0, 0))],
+            finals=finals,
+            kinds=list(b.kinds),
+            terms=list(b.terms),
+            spans=list(b.spans),
+            hole_states=list(self.hole_states),
+        )

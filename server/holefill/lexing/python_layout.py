@@ -32,7 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
+from holefill.budget import Budget
 from holefill.grammar.tables import CompiledGrammar
+from holefill.lexing.anchors import Anchors, ReferenceLexer
 from holefill.lexing.holes import (
     EPSILON,
     KIND_EPS_LINK,
@@ -219,6 +221,23 @@ def open_hole_exit(h: OpenHole) -> Stack:
     return st
 
 
+def open_key(stack: Stack, carried: int = 0) -> tuple:
+    """The product's layout key of an open hole entered at a line start with `stack`, after
+    `carried` columns of indentation in the text before it."""
+    return ("open", (stack, len(stack) - 1, False), True, carried)
+
+
+def hole_key(entry: Layout) -> object:
+    """The product's layout key of a hole entered with layout `entry`. Until the hole emits
+    a NEWLINE the logical line goes on and the indentation stack stays as it is (H-same);
+    after one, or when the hole begins at a line start, the hole may close and open levels
+    (H-open, which remembers the stack it was entered with)."""
+    if entry.pending != PENDING_NONE:
+        return open_key(entry.stack, max(entry.pending, 0))
+    line = LINE_TOKENS_SOME if entry.line == LINE_TOKENS_SOME else LINE_TOKENS_UNKNOWN
+    return replace(entry, depth=0, line=line, cont=False)
+
+
 class Layout(NamedTuple):
     """What the tokenizer knows at a lexeme boundary.
 
@@ -284,8 +303,9 @@ def indent_unit(chunks: Sequence[str]) -> int | None:
 
 @dataclass
 class _Product:
-    """The output NFA under construction."""
+    """The output NFA under construction; every edge is a step of the check's budget."""
 
+    budget: Budget | None = None
     n_states: int = 0
     edges: array = field(default_factory=lambda: array("i"))
     kinds: list[int] = field(default_factory=list)
@@ -305,6 +325,8 @@ class _Product:
             return
         self.seen.add(key)
         n = loops.n
+        if self.budget is not None:
+            self.budget.spend(n)
         block = array("i", loops.edges)
         block[0::4] = array("i", [a]) * n
         block[2::4] = array("i", [b]) * n
@@ -321,6 +343,8 @@ class _Product:
         key = (a, label, b, raw)
         if key in self.seen:
             return
+        if self.budget is not None:
+            self.budget.spend()
         self.seen.add(key)
         self.edges.extend((a, label, b, weight))
         self.kinds.append(kind)
@@ -350,7 +374,9 @@ class PythonLayoutLexer:
         g = compiled.grammar
         self.terminals = g.terminals
         self.raw = HoleLexer(compiled.lexer, g.terminals,
-                             {g.terminal_id("FSTRING"): FSTRING_WEIGHT})
+                             {g.terminal_id("FSTRING"): FSTRING_WEIGHT,
+                              g.terminal_id('"type"'): TYPE_ALIAS_WEIGHT},
+                             error_terms=frozenset({g.terminal_id("UNCLOSED_TRIPLE")}))
         self.nl = g.terminal_id("NL")
         self.newline = g.terminal_id("NEWLINE")
         self.indent = g.terminal_id("INDENT")
@@ -365,6 +391,10 @@ class PythonLayoutLexer:
         layout_terms = {self.newline, self.indent, self.dedent}
         self._same_line = _TokenLoops([(t, self.raw.weight[t]) for t in self.raw.hole_terminals
                                        if t not in layout_terms])
+        # per product (or per `reset_memo`): indentation steps between lines of fixed text,
+        # strict mode's evidence; the answers of `_token` (layouts repeat; the unit is fixed)
+        self._steps: set[int] = set()
+        self._token_memo: dict[tuple[Layout, int], list[tuple[list, Layout]]] = {}
 
     # -- layout steps, each returning (emitted tokens, new layout) alternatives ------------
     # An emitted item is a terminal id, or (DEDENT, "*") / (DEDENT, "+") for a loop.
@@ -464,15 +494,87 @@ class PythonLayoutLexer:
 
     # -- the product -------------------------------------------------------------------
 
-    def build(self, chunks: Sequence[str]) -> LexemeNFA:
-        raw = self.raw.build(chunks)
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA:
+        raw = self.raw.build(chunks, anchors, budget)
         unit = indent_unit(chunks)
-        nfa = self._product(chunks, raw, unit)
+        nfa = self._product(chunks, raw, unit, budget=budget)
         if unit is not None and any(step != unit for step in self._steps):
             # The fixed text indents by other steps than the unit the scan guessed (a
             # docstring with indented lines fooled it): strict mode does not hold.
-            nfa = self._product(chunks, raw, None)
+            nfa = self._product(chunks, raw, None, budget=budget)
         return nfa
+
+    def fixed_moves(self, lay: Layout, label: int, term: int, eps_link: bool, a: Place,
+                    b: Place, chunks: Sequence[str], unit: int | None,
+                    to_hole: bool) -> list[tuple[list, object, bool]]:
+        """The product moves of a lexeme `term` (NFA label `label`) from place a to place b
+        that begins in fixed text with layout `lay` (`eps_link`: the chunk-to-hole link, no
+        lexeme): (layout tokens, the layout key of the target state, whether the lexeme's
+        own label follows the tokens). A target in a hole gets the key of a hole entered with
+        that layout (`hole_key`, `open_key`). On known text (no hole before) there is exactly
+        one move, or none when the text is not Python (an inconsistent dedent)."""
+        ends_line = lay.depth == 0 and (lay.comment if eps_link else term == self.comment)
+        if to_hole and ends_line:
+            # After a comment only a line break may come: the hole begins with one.
+            return [(toks, open_key(lay.stack), True) for toks, _ in self._line_end(lay)]
+        if eps_link:
+            return [([], hole_key(lay), False)]
+        if label == EPSILON:  # whitespace, comments, line continuations
+            nxt = lay
+            if term == self.line_cont:
+                # CPython: the width before the first backslash of a line start fixes its
+                # indentation, unless that width is 0; then the columns of the continuation
+                # lines count on.
+                nxt = replace(lay, cont=True, fixed=lay.fixed or lay.pending > 0)
+            elif term == self.comment:
+                nxt = replace(lay, comment=True)
+            elif (term == self.ws and lay.cont and lay.pending >= 0 and not lay.fixed
+                  and not to_hole and a.chunk == b.chunk):
+                blank = chunks[a.chunk][a.pos:b.pos]
+                nxt = replace(lay, pending=lay.pending + indent_width(blank))
+            return [([], hole_key(nxt) if to_hole else nxt, False)]
+        if term == self.nl:
+            if lay.depth != 0:  # inside brackets a line break is only whitespace
+                nxt = replace(lay, comment=False) if lay.comment else lay  # it ends one
+                return [([], hole_key(nxt) if to_hole else nxt, False)]
+            if to_hole or b.chunk != a.chunk:
+                # The next line's indentation lies (partly) in a hole: that line's layout is
+                # the hole's business.
+                out: list[tuple[list, object, bool]] = []
+                for toks, _ in self._line_end(lay):
+                    if to_hole:
+                        carried = _nl_break_width(chunks[a.chunk][a.pos:]) or 0
+                        out.append((toks, open_key(lay.stack, carried), False))
+                        continue
+                    # Only whitespace lies in the hole: no layout tokens there, but the hole
+                    # chose the next line's width (at least what the texts on both sides hold).
+                    least = ((_nl_break_width(chunks[a.chunk][a.pos:]) or 0)
+                             + indent_width(chunks[b.chunk][:b.pos]))
+                    out.append((toks, Layout(0, lay.stack, LINE_TOKENS_NONE, PENDING_FREE,
+                                             least=least), False))
+                return out
+            text = chunks[a.chunk][a.pos:b.pos]
+            width = indent_width(text.lstrip("\r\n"))
+            return [(toks, l2, False) for toks, l2 in self._newline(lay, width)]
+        return [(toks[:-1], hole_key(l2) if to_hole else l2, True)
+                for toks, l2 in self._token(lay, term, unit)]
+
+    def file_start(self, text: str) -> Layout:
+        """The layout at the start of a file that begins with `text`."""
+        first_ws = re.match(r"[ \t\f]*", text)
+        return Layout(0, (0,), LINE_TOKENS_NONE,
+                      indent_width(first_ws.group(0)) if first_ws else 0, text_top=True)
+
+    def eof_moves(self, lay: Layout) -> list[list]:
+        """The layout tokens at the end of the file after layout `lay`."""
+        return self._eof(lay)
+
+    def reset_memo(self) -> None:
+        """Starts new bookkeeping for `fixed_moves` outside a product: the `_token` memo
+        (valid for one unit) and the indentation steps seen (strict mode's evidence)."""
+        self._steps = set()
+        self._token_memo = {}  # see _product
 
     def _closers_ahead(self, raw: LexemeNFA, last: int) -> dict[int, int]:
         """Per raw state in the text after the last hole: the most brackets any lexing of the
@@ -491,11 +593,16 @@ class PythonLayoutLexer:
             ahead.setdefault(f, 0)
         return ahead
 
-    def _product(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None) -> LexemeNFA:
-        self._steps: set[int] = set()
+    def _product(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None,
+                 entries: Sequence[tuple[int, object]] | None = None,
+                 budget: Budget | None = None) -> LexemeNFA:
+        """The product of `raw` with the layout rules, from the file's start, or from
+        `entries` (raw state, layout key) when given (the text after a hole, from the hole
+        or from a place a lexeme begun before it reaches)."""
+        self._steps = set()
         # One product's answers of `_token` (layouts repeat along fixed text; unit is fixed).
-        self._token_memo: dict[tuple[Layout, int], list[tuple[list, Layout]]] = {}
-        prod = _Product()
+        self._token_memo = {}
+        prod = _Product(budget)
         ids: dict[tuple[int, object], int] = {}
         todo: list[tuple[int, object]] = []
 
@@ -553,26 +660,15 @@ class PythonLayoutLexer:
             elif not seq:
                 prod.add(src, EPSILON, dst, 0, KIND_EPS_LINK, EPSILON, _NO_SPAN, -1)
 
-        start_text = chunks[0]
-        first_ws = re.match(r"[ \t\f]*", start_text)
-        file_start = Layout(0, (0,), LINE_TOKENS_NONE,
-                            indent_width(first_ws.group(0)) if first_ws else 0, text_top=True)
-        starts = [state(raw.starts[0], file_start)]
-
-        def hole(rt: int, entry: Layout) -> int:
-            """A hole entered with layout `entry`. Until the hole emits a NEWLINE the
-            logical line goes on and the indentation stack stays as it is (H-same); after
-            one, or when the hole begins at a line start, the hole may close and open levels
-            (H-open, which remembers the stack it was entered with)."""
-            if entry.pending != PENDING_NONE:
-                return open_hole(rt, entry.stack, max(entry.pending, 0))
-            line = LINE_TOKENS_SOME if entry.line == LINE_TOKENS_SOME else LINE_TOKENS_UNKNOWN
-            return state(rt, replace(entry, depth=0, line=line, cont=False))
+        if entries is None:
+            starts = [state(raw.starts[0], self.file_start(chunks[0]))]
+        else:
+            starts = [s for s in (state(rs, key) for rs, key in entries) if s != DEAD]
 
         def open_hole(rt: int, stack: Stack, carried: int = 0) -> int:
             """An open hole entered at the start of a line, after `carried` columns of
             indentation in the text before it."""
-            return state(rt, ("open", (stack, len(stack) - 1, False), True, carried))
+            return state(rt, open_key(stack, carried))
 
         # The width of the first line of each chunk when it begins with whitespace and a
         # token (a line the hole may have begun): a hole that ends at a line start must reach
@@ -602,6 +698,12 @@ class PythonLayoutLexer:
                             t = self.indent if mv == "I" else self.dedent
                             prod.add(src, t, state(rs, ("open", nxt_oh, True, carried)), 1,
                                      KIND_HOLE, t, place, -1)
+                        if carried:
+                            # A line of blanks so far may end here: a blank line, no token
+                            # (CPython skips it), and the hole's next line starts at column
+                            # 0. Rendered as a line break (the edge's term), read as ε.
+                            prod.add(src, EPSILON, state(rs, ("open", oh, True, 0)), 1,
+                                     KIND_HOLE, self.newline, place, -1)
                     else:
                         prod.add_tokens(src, src, self._same_line, place)
                         prod.add(src, self.newline, state(rs, ("open", oh, True, 0)), 1,
@@ -694,61 +796,10 @@ class PythonLayoutLexer:
                             emit(src, toks[:-1], state(rt, l2), (label, cost, e))
                     continue
                 assert isinstance(lay, Layout)
-                ends_line = lay.depth == 0 and (
-                    lay.comment if raw.kinds[e] == KIND_EPS_LINK else term == self.comment)
-                if to_hole and ends_line:
-                    # After a comment only a line break may come: the hole begins with one.
-                    for toks, _ in self._line_end(lay):
-                        emit(src, toks, open_hole(rt, lay.stack), (label, weight, e))
-                elif raw.kinds[e] == KIND_EPS_LINK:
-                    emit(src, [], hole(rt, lay), (EPSILON, weight, e))
-                elif label == EPSILON:  # whitespace, comments, line continuations
-                    nxt = lay
-                    if term == self.line_cont:
-                        # CPython: the width before the first backslash of a line start
-                        # fixes its indentation, unless that width is 0; then the columns
-                        # of the continuation lines count on.
-                        nxt = replace(lay, cont=True, fixed=lay.fixed or lay.pending > 0)
-                    elif term == self.comment:
-                        nxt = replace(lay, comment=True)
-                    elif (term == self.ws and lay.cont and lay.pending >= 0 and not lay.fixed
-                          and not to_hole and a.chunk == b.chunk):
-                        blank = chunks[a.chunk][a.pos:b.pos]
-                        nxt = replace(lay, pending=lay.pending + indent_width(blank))
-                    tgt = hole(rt, nxt) if to_hole else state(rt, nxt)
-                    emit(src, [], tgt, (EPSILON, weight, e))
-                elif term == self.nl:
-                    if lay.depth != 0:  # inside brackets a line break is only whitespace
-                        nxt = replace(lay, comment=False) if lay.comment else lay  # it ends one
-                        emit(src, [], hole(rt, nxt) if to_hole else state(rt, nxt),
-                             (EPSILON, weight, e))
-                        continue
-                    if to_hole or b.chunk != a.chunk:
-                        # The next line's indentation lies (partly) in a hole: that line's
-                        # layout is the hole's business.
-                        for toks, _ in self._line_end(lay):
-                            if to_hole:
-                                carried = _nl_break_width(chunks[a.chunk][a.pos:]) or 0
-                                emit(src, toks, open_hole(rt, lay.stack, carried),
-                                     (EPSILON, weight, e))
-                                continue
-                            # Only whitespace lies in the hole: no layout tokens there,
-                            # but the hole chose the next line's width (at least what the
-                            # texts on both sides hold).
-                            least = ((_nl_break_width(chunks[a.chunk][a.pos:]) or 0)
-                                     + indent_width(chunks[b.chunk][:b.pos]))
-                            nl_lay = Layout(0, lay.stack, LINE_TOKENS_NONE, PENDING_FREE,
-                                            least=least)
-                            emit(src, toks, state(rt, nl_lay), (EPSILON, weight, e))
-                        continue
-                    text = chunks[a.chunk][a.pos:b.pos]
-                    width = indent_width(text.lstrip("\r\n"))
-                    for toks, l2 in self._newline(lay, width):
-                        emit(src, toks, state(rt, l2), (EPSILON, weight, e))
-                else:
-                    for toks, l2 in self._token(lay, term, unit):
-                        tgt = hole(rt, l2) if to_hole else state(rt, l2)
-                        emit(src, toks[:-1], tgt, (label, weight, e))
+                eps_link = raw.kinds[e] == KIND_EPS_LINK
+                for toks, key, own in self.fixed_moves(lay, label, term, eps_link, a, b,
+                                                       chunks, unit, to_hole):
+                    emit(src, toks, state(rt, key), (label if own else EPSILON, weight, e))
 
         return LexemeNFA(
             n_states=prod.n_states,
@@ -785,6 +836,11 @@ BRACKET_GUESS_WEIGHT = 8
 # hole part of an f-string field (`F"{` + `lt-in method builtins.max}"`) passes our re-check
 # and fails CPython's. With the surcharge a plain string wins wherever one does.
 FSTRING_WEIGHT = 2
+
+# The soft keyword `type` written by a hole weighs this much more: a type alias statement
+# (`type X = ...`) is Python 3.12, and a witness should parse on the 3.11 the tools run on
+# too; with the surcharge an ordinary statement wins wherever one does.
+TYPE_ALIAS_WEIGHT = 4
 
 
 def _guessing_brackets(edge: tuple) -> tuple:
@@ -832,8 +888,29 @@ class PythonLexer:
         self.renderer = Renderer(compiled.lexer, compiled.grammar.terminals)
         self.terminals = compiled.grammar.terminals
 
-    def build(self, chunks: Sequence[str]) -> LexemeNFA:
-        return self.layout.build(chunks)
+    def anchors(self, chunks: Sequence[str]) -> Anchors:
+        return self.layout.raw.anchors(chunks)
+
+    @property
+    def reference(self) -> ReferenceLexer:
+        return self.layout.raw.reference
+
+    def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
+              budget: Budget | None = None) -> LexemeNFA:
+        return self.layout.build(chunks, anchors, budget)
+
+    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+        """CPython refuses what our grammar accepts past its limits: more than 200 nested
+        brackets (tokenizer), more than 100 indentation levels, and expressions nested
+        deeper than its recursion limit (a chain of about 3,000 binary operators fails
+        `ast.parse` with RecursionError; 1,000 pass). Fillings only add text, so fixed text
+        past a limit is refused whatever the holes hold: the check answers UNKNOWN with the
+        reason rather than a YES that CPython would not share. Cheap scans first; the
+        reference lexer only when one could be over."""
+        fast = [c for c in chunks if _MAYBE_DEEP.search(c) or len(c) > 2 * MAX_OPERATORS]
+        if not fast:
+            return None
+        return python_limits(self.layout.raw.reference, fast, self.layout)
 
     def render_witness(
         self,
@@ -1121,3 +1198,46 @@ class _PythonRender:
         elif not glued and nxt and not nxt[0].isspace():
             out.append(" ")
         return "".join(out), levels
+
+
+# CPython's limits (Parser/tokenizer.h MAXLEVEL, MAXINDENT; the AST's recursion).
+MAX_BRACKETS = 200
+MAX_INDENT_LEVELS = 100
+MAX_OPERATORS = 1000  # per logical line: chains of binary operators nest the AST this deep
+_MAYBE_DEEP = re.compile(r"[(\[{]{40}|^[ \t]{100}", re.MULTILINE)
+_OPERATORS = frozenset(["+", "-", "*", "/", "%", "@", "**", "<<", ">>", "&", "|", "^", "//",
+                        "."])
+
+
+def python_limits(ref: ReferenceLexer, chunks: Sequence[str],
+                  layout: PythonLayoutLexer) -> str | None:
+    """The first CPython limit the fixed text of `chunks` passes (each chunk read on its
+    own), or None."""
+    terms = layout.terminals
+    for chunk in chunks:
+        depth, widths, ops = 0, [0], 0
+        for a, b, lab in ref.lex(ref.classes(chunk)):
+            if lab < 0:
+                continue
+            if lab in layout.openers:
+                depth += 1
+                if depth > MAX_BRACKETS:
+                    return f"more than {MAX_BRACKETS} nested brackets (CPython's limit)"
+            elif lab in layout.closers:
+                depth = max(0, depth - 1)
+            elif lab == layout.nl and depth == 0:
+                ops = 0
+                w = indent_width(chunk[a:b].lstrip("\r\n"))
+                while w < widths[-1]:
+                    widths.pop()
+                if w > widths[-1]:
+                    widths.append(w)
+                    if len(widths) - 1 > MAX_INDENT_LEVELS:
+                        return (f"more than {MAX_INDENT_LEVELS} indentation levels "
+                                "(CPython's limit)")
+            elif (terms[lab].literal or "") in _OPERATORS:
+                ops += 1
+                if ops > MAX_OPERATORS:
+                    return (f"an expression of more than {MAX_OPERATORS} operators on one "
+                            "line: CPython's parser runs out of recursion")
+    return None

@@ -55,6 +55,7 @@ def decode_options(text: str, cursor: int, settings: Settings) -> dict:
         "constrained": settings.constrained,
         "max_check_steps": settings.max_check_steps,
         "multiline": multiline,
+        "stop_at_blank_line": multiline,
         "block_indent": indent if settings.stay_in_block and indent > 0 else None,
         "replaceable": closers.group(0) if closers else "",
     }

@@ -1,0 +1,562 @@
+"""Checks in constant time per token: the engine for filling a hole from left to right.
+
+While a hole is filled, the text left of it only grows by a few characters per token and
+everything right of it is fixed. The classic check (holefill.check.checker) lexes the whole
+window and searches CFG ∩ NFA from scratch for every token; this engine splits the question
+where the text changes and keeps both sides:
+
+- **left** (`LeftParse`): the known text from a clean start (the start of the top-level
+  statement that holds the hole, so the parse state is exactly the file's) is lexed by maximal
+  munch as it grows (holefill.lexing.left), turned into grammar terminals by the language's
+  layout rules on known text (Python: NEWLINE, INDENT, DEDENT, the same `fixed_moves` the
+  lexer with holes uses), and read by an incremental Earley parser in C (HfParser). Only the
+  last lexeme stays open: the hole may still continue it.
+- **right** (`RightContext`): the hole and the fixed text after it (later holes included, up
+  to the window's tail) as the lexeme NFA of the lexer with holes, from the states where the
+  left can enter it (the hole, with the layout it is entered with; or a place inside the text
+  after it that a lexeme begun left of the hole reaches). Its generating triples are computed
+  once in C (HfRight) and extended when a new entry appears.
+- **junction**: per check, the few lexings of the open lexeme and the hole's entry, a small
+  acyclic NFA from the parser's position into the right context.
+
+The question "is the document still completable?" is then one call, hf_parser_query, whose
+cost depends on the new terminals and the grammar, not on the file (see native/hf_parser.c
+for why it is exact). A check the engine cannot answer cheaply (open holes left of the hole,
+fixed text after an earlier hole whose reading is still open, a budget that ran out) returns
+None, and the caller uses the classic check.
+
+Soundness and exactness: the left is lexed and laid out by the same rules as the classic
+lexer with holes applies to fixed text before the first hole, the junction by the same runs
+from the open lexeme's start, and the right by the same graph and product; the native parts
+are tested against the classic checker (tests/core/test_parser_properties.py) and the whole
+against the classic check on real files (tests/check/test_incremental.py). The one
+difference is the window's head: the classic window wraps the statements around the hole in
+`class _:` lines, which gives an `else:` or `elif` after a dedent nothing to attach to; here
+the left starts at the top-level statement's start, so every clause the file allows is
+allowed. The window's tail (the fixed text after the hole, cut at a statement boundary and
+closed by `pass` lines at the file's levels) is the classic one, with its soundness argument
+(holefill.check.window).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from holefill.budget import Budget, BudgetExhausted
+from holefill.check.checker import Checker, Verdict
+from holefill.check.core import CoreVerdict, NativeParser, NativeRight
+from holefill.lexing.anchors import Anchors, Site
+from holefill.lexing.holes import (
+    EPSILON,
+    KIND_EPS_LINK,
+    Coverage,
+    HoleLexer,
+    Place,
+    RawGraph,
+)
+from holefill.lexing.left import LeftLexer, Lexeme
+
+log = logging.getLogger(__name__)
+
+# Work limits of the native parts (see holefill.h): past them a check falls back.
+RIGHT_MAX_ITEMS = 1_500_000
+RIGHT_MAX_STEPS = 30_000_000
+PARSER_MAX_STEPS = 5_000_000
+
+_VERDICT = {CoreVerdict.YES: Verdict.YES, CoreVerdict.NO: Verdict.NO,
+            CoreVerdict.UNKNOWN: Verdict.UNKNOWN, CoreVerdict.CANCELLED: Verdict.UNKNOWN}
+
+
+@dataclass(frozen=True)
+class Limits:
+    parser_steps: int = PARSER_MAX_STEPS
+    right_steps: int = RIGHT_MAX_STEPS
+
+
+class Fallback(Exception):
+    """The engine cannot answer this check cheaply; the classic check must."""
+
+
+class Terminals:
+    """Lexemes of known text to grammar terminals: the language's layout rules (Python) or
+    the lexeme itself (languages without layout)."""
+
+    def __init__(self, checker: Checker, unit: int | None) -> None:
+        from holefill.lexing.python_layout import PythonLayoutLexer, PythonLexer
+
+        self.python = isinstance(checker.lexer, PythonLexer)
+        if self.python:
+            self.layout: PythonLayoutLexer | None = PythonLayoutLexer(checker.compiled)
+            self.layout.reset_memo()
+            self.raw: HoleLexer = self.layout.raw
+        else:
+            self.layout = None
+            self.raw = checker.lexer.holes  # type: ignore[attr-defined]
+        self.unit = unit
+        self.steps: set[int] = set()  # indentation steps between lines of known text
+
+    def start(self, text: str) -> object:
+        return self.layout.file_start(text) if self.layout is not None else None
+
+    def moves(self, lay: object, label: int, term: int, eps_link: bool, a: Place, b: Place,
+              chunks: Sequence[str], to_hole: bool) -> list[tuple[list[int], object]]:
+        """The terminal sequences and layouts after a lexeme begun in known text."""
+        if self.layout is None:
+            return [([] if label < 0 or eps_link else [label], None)]
+        out = []
+        self.layout._steps = self.steps
+        for toks, key, own in self.layout.fixed_moves(lay, label, term, eps_link, a, b, chunks,  # type: ignore[arg-type]
+                                                      self.unit, to_hole):
+            if any(isinstance(t, tuple) for t in toks):
+                raise Fallback("a layout move with an unknown number of DEDENTs")
+            out.append(([*toks, label] if own and label >= 0 else list(toks), key))
+        return out
+
+    def eof(self, lay: object) -> list[int] | None:
+        if self.layout is None:
+            return []
+        got = self.layout.eof_moves(lay)  # type: ignore[arg-type]
+        if not got:
+            return None
+        if len(got) > 1 or any(isinstance(t, tuple) for t in got[0]):
+            raise Fallback("an ambiguous end of file on known text")
+        return list(got[0])
+
+    def label(self, term: int) -> int:
+        return EPSILON if term in self.raw.ignored else term
+
+    def steps_fit(self) -> bool:
+        """Whether strict mode (one indentation unit) still holds for the known text."""
+        return self.unit is None or all(s == self.unit for s in self.steps)
+
+
+@dataclass
+class LeftSite:
+    """An anchor site in the left text (fixed text after a hole that was closed), in
+    positions of the left text, and whether it was checked against the settled lexemes."""
+
+    site: Site
+    checked: bool = False
+
+
+class LeftParse:
+    """The parse of the known text left of the hole (see the module docstring)."""
+
+    def __init__(self, terms: Terminals, grammar: object, limits: Limits) -> None:
+        self.terms = terms
+        self.limits = limits
+        self.lexer = LeftLexer(terms.raw.dfa, terms.raw.classes)
+        self.parser = NativeParser(grammar)  # type: ignore[arg-type]
+        self.start_layout: object = None
+        self.after: list[tuple[int, object]] = []  # per settled lexeme: (position, layout)
+        self.dead_at: int | None = None  # the first lexeme the rules or the grammar refused
+        self.sites: list[LeftSite] = []
+
+    @property
+    def text(self) -> str:
+        return self.lexer.text
+
+    def set_sites(self, sites: Sequence[Site]) -> None:
+        """Anchor sites of fixed text inside the left text (chunk 0 positions)."""
+        want = [s for s in sites]
+        if [x.site for x in self.sites] != want:
+            self.sites = [LeftSite(s) for s in want]
+
+    def set_text(self, text: str) -> None:
+        kept = self.lexer.set_text(text)
+        if kept == 0 or self.start_layout is None:
+            self.start_layout = self.terms.start(text)
+        del self.after[kept:]
+        if self.dead_at is not None and self.dead_at >= kept:
+            self.dead_at = None
+        for s in self.sites:
+            if s.checked and s.site.base + s.site.length > self.lexer.open_start:
+                s.checked = False
+        pos, lay = self.after[-1] if self.after else (0, self.start_layout)
+        self.parser.truncate(pos)
+        if self.dead_at is not None:
+            return
+        lexemes = self.lexer.lexemes
+        for k in range(kept, len(lexemes)):
+            lx = lexemes[k]
+            moves = self.terms.moves(lay, self.terms.label(lx.term), lx.term, False,
+                                     Place(0, lx.start), Place(0, lx.end), [text], False)
+            if not moves:
+                self.dead_at = k
+                return
+            if len(moves) > 1:
+                raise Fallback("an ambiguous layout on known text")
+            toks, lay = moves[0]
+            verdict = self.parser.push(toks, max_steps=self.limits.parser_steps)
+            if verdict is CoreVerdict.NO:
+                self.dead_at = k
+                return
+            if verdict is not CoreVerdict.YES:
+                raise Fallback("the parser's budget ran out")
+            self.after.append((self.parser.position, lay))
+
+    @property
+    def alive(self) -> bool:
+        return self.dead_at is None and self.lexer.error is None
+
+    @property
+    def open_layout(self) -> object:
+        return self.after[-1][1] if self.after else self.start_layout
+
+    def sites_hold(self) -> bool:
+        """Checks the anchor sites whose reading the settled lexemes decide; raises Fallback
+        while one is still open (its anchors lie in the open lexeme)."""
+        open_start = self.lexer.open_start
+        for s in self.sites:
+            if s.checked:
+                continue
+            site = s.site
+            decisive = max([site.base, *(site.base + x for x in site.points)])
+            if decisive >= open_start:
+                raise Fallback("fixed text after a closed hole is still being read")
+            if not _site_holds(site, self.lexer.lexemes, self.terms.raw.reference.comment_like):
+                return False
+            s.checked = True
+        return True
+
+    def finish(self) -> bool | None:
+        """Whether the left text, ended here, is a whole program (the parser is restored);
+        None when the rules on known text cannot tell."""
+        if not self.alive:
+            return False
+        tail = self.lexer.finish()
+        if tail is None:
+            return False
+        lexemes = [*self.lexer.lexemes, *tail]
+        if not _sites_hold_all([s.site for s in self.sites], lexemes,
+                               self.terms.raw.reference.comment_like):
+            return False
+        mark = self.parser.position
+        lay = self.open_layout
+        text = self.text
+        try:
+            for lx in tail:
+                moves = self.terms.moves(lay, self.terms.label(lx.term), lx.term, False,
+                                         Place(0, lx.start), Place(0, lx.end), [text], False)
+                if len(moves) != 1:
+                    return False if not moves else None
+                toks, lay = moves[0]
+                steps = self.limits.parser_steps
+                if self.parser.push(toks, max_steps=steps) is not CoreVerdict.YES:
+                    return False
+            end = self.terms.eof(lay)
+            if end is None or self.parser.push(end, max_steps=self.limits.parser_steps) \
+                    is not CoreVerdict.YES:
+                return False
+            return self.parser.accepts()
+        finally:
+            self.parser.truncate(mark)
+
+
+def _site_holds(site: Site, lexemes: Sequence[Lexeme], comment_like: frozenset[int]) -> bool:
+    """The anchors of one site against settled lexemes (holefill.lexing.anchors.respected)."""
+    return _sites_hold_all([site], lexemes, comment_like)
+
+
+def _sites_hold_all(sites: Sequence[Site], lexemes: Sequence[Lexeme],
+                    comment_like: frozenset[int]) -> bool:
+    if not sites:
+        return True
+    bounds = {lx.start for lx in lexemes} | {lx.end for lx in lexemes}
+    for site in sites:
+        lo, hi = site.base, site.base + site.length
+        through = any(lx.start < lo and lx.end > hi for lx in lexemes)
+        if through and not site.passes:
+            return False
+        if not through and site.points and not any(lo + x in bounds for x in site.points):
+            return False
+        if site.rho is not None and any(lx.term in comment_like and lx.start < lo
+                                        and lx.end > lo + site.rho for lx in lexemes):
+            return False
+    return True
+
+
+class RightContext:
+    """What the hole and the fixed text after it accept (see the module docstring).
+
+    `after`: the chunks after the hole (the last one windowed), `sites`: their anchor sites
+    numbered by chunk of `after`. Each entry (the raw place where the left enters and the
+    layout it enters with) gets its own native context: the product of the lexer with holes
+    from there (Python) or the raw graph (other languages), its closure filtered for
+    questions that enter there. A new entry never makes the parser recompute what it derived
+    for the others.
+    """
+
+    def __init__(self, terms: Terminals, grammar: object, after: Sequence[str],
+                 sites: Sequence[Site], limits: Limits, budget: Budget | None = None) -> None:
+        self.terms = terms
+        self.limits = limits
+        self.grammar = grammar
+        self.after = list(after)
+        self.chunks = ["", *self.after]
+        self.anchors = Anchors(tuple(s.moved(s.chunk + 1, s.base) for s in sites))
+        self.graph: RawGraph = terms.raw.graph(self.chunks, self.anchors, budget)
+        self.entries: dict[tuple[int, object], tuple[NativeRight, int] | None] = {}
+        # what runs from the open lexeme do once they cross the hole, by the states they
+        # cross with (holefill.lexing.holes.HoleLexer._run)
+        self.crossings: dict = {}
+
+    def entry(self, place: Place, key: object) -> tuple[NativeRight, int] | None:
+        """The native context and state where the left enters at raw `place` with layout
+        `key` (None: that entry leads nowhere); Fallback when a closure's budget ran out."""
+        raw_state = self.graph.state_of(place)
+        k = (raw_state, key)
+        if k not in self.entries:
+            self.entries[k] = self._build(raw_state, key)
+        return self.entries[k]
+
+    def _build(self, raw_state: int, key: object) -> tuple[NativeRight, int] | None:
+        """The native context of one entry: the product from it (Python) or the raw graph
+        (other languages), its closure filtered for questions that enter there."""
+        layout = self.terms.layout
+        if layout is None:
+            nfa = self.graph.nfa()
+            start = raw_state
+        else:
+            nfa = layout._product(self.chunks, self.graph.nfa(), self.terms.unit,
+                                  entries=[(raw_state, key)], budget=self.graph.budget)
+            self.terms.steps |= layout._steps
+            if not nfa.starts:
+                return None
+            start = nfa.starts[0]
+        right = NativeRight(self.grammar)  # type: ignore[arg-type]
+        verdict = right.add(nfa.n_states, nfa.edges, nfa.finals, [start],
+                            max_steps=self.limits.right_steps, max_items=RIGHT_MAX_ITEMS)
+        if verdict is not CoreVerdict.YES:
+            raise Fallback("the right context's closure ran out of its budget")
+        return right, start
+
+
+@dataclass
+class Junction:
+    """The small acyclic NFA from the parser's position into the right context: its exits
+    grouped by native context, as triples (from, label, state)."""
+
+    n_states: int = 1
+    edges: list[int] = field(default_factory=list)  # quadruples, from < to
+    exits: dict[int, tuple[NativeRight, list[int]]] = field(default_factory=dict)
+
+
+class _Collector:
+    """Stands in for the raw builder: records the lexemes of runs from the open lexeme."""
+
+    def __init__(self) -> None:
+        self.added: list[tuple] = []
+
+    def add(self, a: Place, label: int, b: Place, weight: int, kind: int, term: int) -> None:
+        self.added.append((a, label, b, kind, term))
+
+
+def build_junction(left: LeftParse, right: RightContext,
+                   budget: Budget | None = None) -> Junction:
+    """The lexings of the open lexeme (the text after the last settled lexeme) into the hole
+    and the text after it, laid out from the layout it begins with."""
+    raw = right.terms.raw
+    text = left.text[left.lexer.open_start:]
+    chunks = [text, *right.after]
+    cls = [raw.classes(text), *right.graph.cls[1:]]
+    cov = Coverage([len(text), *(len(c) for c in right.after)], right.anchors,
+                   raw.reference.comment_like)
+    by_origin: dict[Place, list[tuple]] = {}
+    todo, seen = [Place(0, 0)], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        out = by_origin[p] = []
+        if p.pos < len(text):
+            col = _Collector()
+            raw._run(col, cls, chunks, cov, p, 0, p.pos, None, budget, right.crossings)
+            out.extend(col.added)
+            todo += [b for _, _, b, _, _ in col.added if b.hole < 0 and b.chunk == 0]
+        else:
+            out.append((p, EPSILON, Place(hole=0), KIND_EPS_LINK, EPSILON))
+    junction = Junction()
+    order: list[tuple[Place, object]] = []  # J states by discovery, renumbered below
+    ids: dict[tuple[Place, object], int] = {}
+    j_edges: list[tuple[int, int, int]] = []  # (from, label, to) in discovery ids
+    exits: list[tuple[int, int, NativeRight, int]] = []
+    next_id = [0]
+
+    def new_state() -> int:
+        next_id[0] += 1
+        return next_id[0] - 1
+
+    def j_state(place: Place, lay: object) -> tuple[int, bool]:
+        key = (place, lay)
+        got = ids.get(key)
+        if got is None:
+            got = ids[key] = new_state()
+            order.append(key)
+            return got, True
+        return got, False
+
+    start, _ = j_state(Place(0, 0), left.open_layout)
+    queue = [(Place(0, 0), left.open_layout, start)]
+    while queue:
+        p, lay, src = queue.pop()
+        for a, label, b, kind, term in by_origin.get(p, ()):
+            to_hole = b.hole >= 0
+            for toks, key in right.terms.moves(lay, label, term, kind == KIND_EPS_LINK, a, b,
+                                               chunks, to_hole):
+                if not to_hole and b.chunk == 0:
+                    dst, fresh = j_state(b, key)
+                    if fresh:
+                        queue.append((b, key, dst))
+                    _chain(src, toks, dst, j_edges, new_state)
+                    continue
+                target = right.entry(b, key)
+                if target is None:
+                    continue
+                cur = _chain(src, toks[:-1], None, j_edges, new_state)
+                exits.append((cur, toks[-1] if toks else EPSILON, *target))
+    n = next_id[0]
+    # number the states so that edges go forward (the junction is acyclic: every edge
+    # moves to a later text position or along a fresh chain of layout tokens)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for a, _, b in j_edges:
+        succ[a].append(b)
+        indeg[b] += 1
+    rank, ready = [0] * n, [v for v in range(n) if indeg[v] == 0]
+    count = 0
+    while ready:
+        v = ready.pop()
+        rank[v] = count
+        count += 1
+        for w in succ[v]:
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                ready.append(w)
+    if count != n or rank[start] != 0:
+        raise Fallback("the junction is not acyclic")
+    junction.n_states = n
+    for a, lab, b in j_edges:
+        junction.edges += [rank[a], lab, rank[b], 0]
+    for a, lab, native, r in exits:
+        junction.exits.setdefault(id(native), (native, []))[1].extend((rank[a], lab, r))
+    return junction
+
+
+def _chain(src: int, toks: Sequence[int], dst: int | None, edges: list[tuple[int, int, int]],
+           new_state) -> int:
+    """Edges src -toks...-> dst through fresh states; returns the last state (dst, or the
+    state after the tokens when dst is None)."""
+    cur = src
+    for i, t in enumerate(toks):
+        last = i == len(toks) - 1
+        nxt = dst if (last and dst is not None) else new_state()
+        edges.append((cur, t, nxt))
+        cur = nxt
+    if dst is not None and not toks:
+        edges.append((src, EPSILON, dst))
+        return dst
+    return cur
+
+
+class IncrementalCheck:
+    """Completability checks of one fill request as its holes are filled left to right.
+
+    `left_start`: where the left text begins in the first chunk (a clean start of the
+    language: the top-level statement's start); `tail`/`suffix`: the window's cut of the last
+    chunk and its stand-in (holefill.check.window). Checks take the request's current chunks
+    and anchor sites (as the decoder keeps them, decode.loop.HoleState) and return a
+    Verdict, or None when the classic check must answer.
+    """
+
+    def __init__(self, checker: Checker, left_start: int, tail: int, suffix: str,
+                 unit: int | None, max_steps: int = PARSER_MAX_STEPS) -> None:
+        """`max_steps`: the work budget per check of the native parts (each stops at its
+        own default if that is lower); past it a check falls back."""
+        self.checker = checker
+        self.limits = Limits(min(max_steps, PARSER_MAX_STEPS), min(max_steps, RIGHT_MAX_STEPS))
+        self.left_start, self.tail, self.suffix = left_start, tail, suffix
+        self.terms = Terminals(checker, unit)
+        self.grammar = checker._native.grammar
+        self.left = LeftParse(self.terms, self.grammar, self.limits)
+        self.rights: dict[tuple, RightContext] = {}
+        self.disabled: str | None = None
+        self.budget: Budget | None = None  # the running check's
+
+    def verdict(self, chunks: Sequence[str], sites: Sequence[Site],
+                budget: Budget | None = None) -> Verdict | None:
+        """YES / NO; UNKNOWN when `budget` (spent by every stage, with its deadline and
+        cancel callback) ran out; None when the classic check must answer."""
+        if self.disabled is not None:
+            return None
+        self.budget = budget
+        try:
+            return self._verdict(list(chunks), sites)
+        except Fallback as exc:
+            log.debug("incremental check falls back: %s", exc)
+            return None
+        except BudgetExhausted as exc:
+            log.debug("incremental check stopped: %s", exc)
+            for right in self.rights.values():
+                right.crossings.clear()  # a run stopped halfway may have left a partial one
+            return Verdict.UNKNOWN
+        finally:
+            self.budget = None
+
+    def _verdict(self, chunks: list[str], sites: Sequence[Site]) -> Verdict:
+        last = chunks[-1]
+        if self.tail > len(last):
+            raise Fallback("the window's tail no longer fits")
+        chunks[-1] = last[: len(last) - self.tail] + self.suffix
+        left_text = chunks[0][self.left_start:]
+        self.left.set_sites([s.moved(0, s.base - self.left_start) for s in sites
+                             if s.chunk == 0 and s.base >= self.left_start])
+        self.left.set_text(left_text)
+        if len(chunks) == 1:  # every hole closed: the text ends here
+            done = self.left.finish()
+            if done is None:
+                raise Fallback("the end of the text is ambiguous")
+            return Verdict.YES if done else Verdict.NO
+        if not self.left.alive or not self.left.sites_hold():
+            return Verdict.NO
+        right = self._right(chunks[1:], [s.moved(s.chunk - 1, s.base) for s in sites
+                                         if s.chunk >= 1])
+        if not self.terms.steps_fit():
+            self._strict_mode_off()
+            right = self._right(chunks[1:], [s.moved(s.chunk - 1, s.base) for s in sites
+                                             if s.chunk >= 1])
+        right.graph.budget = self.budget
+        junction = build_junction(self.left, right, self.budget)
+        if not self.terms.steps_fit():
+            raise Fallback("strict mode stopped holding while entering the right context")
+        answer = Verdict.NO
+        for native, exits in junction.exits.values():
+            got = _VERDICT[self.left.parser.query(native, junction.n_states, junction.edges,
+                                                  exits, max_steps=self.limits.parser_steps)]
+            if got is Verdict.YES:
+                return got
+            if got is Verdict.UNKNOWN:
+                answer = got
+        return answer
+
+    def _right(self, after: list[str], sites: list[Site]) -> RightContext:
+        key = (tuple(after), tuple(sites), self.terms.unit)
+        got = self.rights.get(key)
+        if got is None:
+            if len(self.rights) >= 8:
+                self.rights.pop(next(iter(self.rights)))
+            got = self.rights[key] = RightContext(self.terms, self.grammar, after, sites,
+                                                  self.limits, self.budget)
+        return got
+
+    def _strict_mode_off(self) -> None:
+        """The known text indents by other steps than the unit: as the classic check does,
+        read the text after the hole without strict mode (new right contexts)."""
+        self.terms.unit = None
+        self.terms.steps.clear()
+        if self.terms.layout is not None:
+            self.terms.layout.reset_memo()
+        self.rights.clear()

@@ -1,0 +1,73 @@
+"""Every stage of a check obeys its budget, deadline and cancellation, and CPython's limits.
+
+Repros from the server's fuzz-and-soak: the step budget bounded only the native core, so
+100 adjacent holes took 41 s and 2.3 GB whatever `max_steps` said; the checker said YES
+(verified) to programs CPython refuses (more than 200 nested brackets, a 10^4-term
+expression). Each now answers UNKNOWN with a reason, never NO and never a false YES.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from holefill import Checker, Verdict
+from holefill.budget import Budget, BudgetExhausted
+
+
+@pytest.fixture(scope="module")
+def checker() -> Checker:
+    return Checker.for_language("python")
+
+
+def test_many_adjacent_holes_stop_at_the_step_budget(checker):
+    res = checker.check(["x = "] + [""] * 100 + ["\n"], max_steps=1000)
+    assert res.verdict is Verdict.UNKNOWN
+    assert "budget" in (res.reason or "")
+
+
+def test_a_deadline_that_passed_answers_unknown(checker):
+    res = checker.check(["def f(x):\n    return ", "\n"], deadline=0.0)
+    assert res.verdict is Verdict.UNKNOWN and "time" in (res.reason or "")
+
+
+def test_cancellation_reaches_the_lexer_with_holes(checker):
+    calls = []
+
+    def cancel() -> bool:
+        calls.append(1)
+        return len(calls) > 1  # let the check start, then stop it
+
+    res = checker.check(["x = "] + [""] * 40 + ["\n"], cancel=cancel)
+    assert res.verdict is Verdict.UNKNOWN and "cancelled" in (res.reason or "")
+
+
+@pytest.mark.parametrize(("chunks", "why"), [
+    (["x = " + "(" * 250, ")" * 250 + "\n"], "nested brackets"),
+    (["x = " + "+".join(["1"] * 10_000) + "\n"], "operators"),
+    (["".join("    " * i + "if x:\n" for i in range(120)) + "    " * 120, "\n"],
+     "indentation levels"),
+])
+def test_past_cpythons_limits_the_answer_is_unknown_with_the_reason(checker, chunks, why):
+    text = "".join(c + "pass" for c in chunks[:-1]) + chunks[-1]
+    with pytest.raises((SyntaxError, RecursionError, MemoryError)):
+        ast.parse(text)  # CPython refuses, whatever the grammar says
+    res = checker.check(chunks, want_witness=True)
+    assert res.verdict is Verdict.UNKNOWN and why in (res.reason or "")
+    assert res.fills is None
+
+
+def test_ordinary_code_is_not_held_to_the_limits(checker):
+    deep = "x = " + "(" * 150 + "1" + ")" * 150 + "\n" + "y = " + "+".join(["1"] * 500)
+    assert checker.check([deep, "\n"]).verdict is Verdict.YES
+
+
+def test_a_budget_counts_steps_and_polls_cancel():
+    b = Budget(steps=10)
+    b.spend(10)
+    with pytest.raises(BudgetExhausted):
+        b.spend()
+    stop = Budget(cancel=lambda: True)
+    with pytest.raises(BudgetExhausted, match="cancelled"):
+        stop.spend(10_000)

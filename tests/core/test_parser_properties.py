@@ -1,0 +1,142 @@
+"""Property tests: the incremental parser with a right context agrees with the checker.
+
+hf_parser_query answers "can the input read so far, then a word of a junction J, then one of
+a right context R, be a sentence?" The same question is one emptiness check of the NFA
+"chain of the input, then J, then R", which the checker (itself tested against brute force
+in test_core_properties.py) answers. Data: hypothesis-generated 2NF grammars (the same
+strategy as the checker's property tests), inputs of up to 4 terminals, junctions of 1-4
+states with ε edges, right contexts of 1-5 states with ε edges, and several exits. Also:
+growing R by blocks, and rolling the parser back, give the same answers.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from holefill.check.core import (
+    CoreVerdict,
+    NativeChecker,
+    NativeGrammar,
+    NativeParser,
+    NativeRight,
+)
+
+from .reference import Grammar
+from .test_core_properties import grammars
+
+SETTINGS = settings(max_examples=400, deadline=None, derandomize=True, print_blob=True,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def problems(draw: st.DrawFn):
+    g: Grammar = draw(grammars())
+    term = st.integers(0, g.n_terminals - 1)
+    label = st.integers(-1, g.n_terminals - 1)
+    word = draw(st.lists(term, max_size=4))
+    n_j = draw(st.integers(1, 4))
+    j_edges = [(a, lab, b, 0) for a, lab, b in draw(st.lists(
+        st.tuples(st.integers(0, n_j - 1), label, st.integers(0, n_j - 1)), max_size=6))
+        if a < b]
+    n_r = draw(st.integers(1, 5))
+    # R in two blocks: edges of the first block stay in it, the second may go anywhere
+    split = draw(st.integers(1, n_r))
+    r_edges = []
+    for a, lab, b in draw(st.lists(st.tuples(st.integers(0, n_r - 1), label,
+                                             st.integers(0, n_r - 1)), max_size=10)):
+        if a < split and b >= split:
+            continue
+        r_edges.append((a, lab, b, 0))
+    finals = draw(st.lists(st.integers(0, n_r - 1), max_size=2))
+    exits = draw(st.lists(st.tuples(st.integers(0, n_j - 1), label, st.integers(0, n_r - 1)),
+                          min_size=1, max_size=3))
+    return g, word, n_j, j_edges, n_r, split, r_edges, finals, exits
+
+
+def native(g: Grammar) -> NativeGrammar:
+    return NativeGrammar(g.n_terminals, g.n_symbols, g.start, g.binary, g.unary, g.nullable)
+
+
+def checker_verdict(ng, word, n_j, j_edges, n_r, r_edges, finals, exits) -> CoreVerdict:
+    m = len(word)
+    j0, r0 = m, m + n_j
+    edges = [(i, t, i + 1, 0) for i, t in enumerate(word)]
+    edges += [(j0 + a, lab, j0 + b, 0) for a, lab, b, _ in j_edges]
+    edges += [(j0 + a, lab, r0 + r, 0) for a, lab, r in exits]
+    edges += [(r0 + a, lab, r0 + b, 0) for a, lab, b, _ in r_edges]
+    res = NativeChecker(ng).run(r0 + n_r, edges, [0], [r0 + f for f in finals])
+    return res.verdict
+
+
+def right_context(ng, n_r, split, r_edges, finals, blocks: bool,
+                  entries: tuple[int, ...] = ()) -> NativeRight:
+    right = NativeRight(ng)
+    if entries:  # one call, with the context filter on
+        assert right.add(n_r, r_edges, finals, entries) is CoreVerdict.YES
+    elif blocks:
+        first = [e for e in r_edges if e[0] < split]
+        assert right.add(split, first, [f for f in finals if f < split]) is CoreVerdict.YES
+        rest = [e for e in r_edges if e[0] >= split]
+        assert right.add(n_r, rest, [f for f in finals if f >= split]) is CoreVerdict.YES
+    else:
+        assert right.add(n_r, r_edges, finals) is CoreVerdict.YES
+    return right
+
+
+def flat_exits(exits) -> list[int]:
+    return [x for e in exits for x in e]
+
+
+@SETTINGS
+@given(problems(), st.sampled_from(["one call", "blocks", "filtered"]))
+def test_query_agrees_with_the_checker_on_the_whole_nfa(problem, build):
+    """R built in one call, in two blocks, or in one call with the context filter for the
+    states the exits enter."""
+    g, word, n_j, j_edges, n_r, split, r_edges, finals, exits = problem
+    ng = native(g)
+    want = checker_verdict(ng, word, n_j, j_edges, n_r, r_edges, finals, exits)
+    parser = NativeParser(ng)
+    if parser.push(word) is CoreVerdict.NO:
+        assert want is CoreVerdict.NO
+        return
+    entries = tuple(sorted({r for _, _, r in exits})) if build == "filtered" else ()
+    right = right_context(ng, n_r, split, r_edges, finals, build == "blocks", entries)
+    got = parser.query(right, n_j, j_edges, flat_exits(exits))
+    assert got is want
+    assert parser.position == len(word)  # the question leaves the parser where it was
+
+
+@SETTINGS
+@given(problems(), st.lists(st.integers(0, 2), max_size=3))
+def test_rolling_back_gives_the_answers_of_a_fresh_parser(problem, extra):
+    g, word, n_j, j_edges, n_r, split, r_edges, finals, exits = problem
+    ng = native(g)
+    right = right_context(ng, n_r, split, r_edges, finals, blocks=False)
+    fresh = NativeParser(ng)
+    if fresh.push(word) is CoreVerdict.NO:
+        return
+    want = fresh.query(right, n_j, j_edges, flat_exits(exits))
+    parser = NativeParser(ng)
+    parser.push(word)
+    parser.query(right, n_j, j_edges, flat_exits(exits))  # tables computed, then extended
+    more = [t % g.n_terminals for t in extra]
+    parser.push(more)
+    parser.query(right, n_j, j_edges, flat_exits(exits))
+    parser.truncate(len(word))
+    assert parser.position == len(word)
+    assert parser.query(right, n_j, j_edges, flat_exits(exits)) is want
+
+
+@SETTINGS
+@given(grammars(), st.lists(st.integers(0, 2), max_size=5))
+def test_accepts_agrees_with_the_checker_on_a_chain(g, word):
+    word = [t % g.n_terminals for t in word]
+    ng = native(g)
+    edges = [(i, t, i + 1, 0) for i, t in enumerate(word)]
+    want = NativeChecker(ng).run(len(word) + 1, edges, [0], [len(word)]).verdict
+    parser = NativeParser(ng)
+    if parser.push(word) is CoreVerdict.NO:
+        assert want is CoreVerdict.NO
+        return
+    assert parser.accepts() is (want is CoreVerdict.YES)
