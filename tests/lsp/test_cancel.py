@@ -110,6 +110,7 @@ async def test_a_model_reload_does_not_wait_behind_a_running_fill(served, tiny_m
     waited = loop.time() - t0
     assert res is not None
     answer = await asyncio.wait_for(command, scaled(10))
-    assert answer.get("result") == {"applied": False}  # cancelled by the reload
+    result = answer.get("result")
+    assert result["applied"] is False and "model is being replaced" in result["reason"]
     assert [s[2] for s in stops(served)] == ["the model is being replaced"]
     assert waited < scaled(10), f"the reload waited {waited:.1f} s"

@@ -25,6 +25,9 @@ T = TypeVar("T")
 
 # progress(fraction 0..1 or None, message), called from the model thread
 Report = Callable[[float | None, str], None]
+# the backend's loading stages, as the progress item's message
+_STAGES = {"resolve": "finding it", "tokenizer": "tokenizer", "weights": "weights",
+           "device": "moving it to the device", "ready": "ready"}
 
 
 class Engine:
@@ -65,8 +68,10 @@ class Engine:
         from holefill.decode.completer import Completer
 
         def progress(stage: str, frac: float | None) -> None:
+            # the progress item's title already says "loading model" (the editor shows
+            # "title: message"; "loading model: loading model: weights" before)
             if report is not None:
-                report(frac, f"loading model: {stage}")
+                report(frac, _STAGES.get(stage, stage))
 
         # the old model goes first: two large models may not fit in memory together
         self._completer, self._key = None, None

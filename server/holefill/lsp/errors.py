@@ -2,7 +2,9 @@
 
 Client mistakes (a position outside the document, a URI that is not open, arguments of the
 wrong shape) are InvalidParams; an action for a document that changed since is
-ContentModified; work that stopped at its deadline is RequestFailed; anything else is a bug of
+ContentModified (also a fill stopped because the document changed under it, or a newer
+request on it); a fill the user cancelled from its progress item is RequestCancelled; work
+that stopped at its deadline is RequestFailed; anything else is a bug of
 ours: InternalError, whose traceback goes to the server's log and never into the answer.
 """
 
@@ -45,6 +47,12 @@ class ContentModified(RequestError):
     """The request was about a document version that is gone."""
 
     code = CONTENT_MODIFIED
+
+
+class RequestCancelled(RequestError):
+    """The user stopped the work (from the editor's progress item)."""
+
+    code = REQUEST_CANCELLED
 
 
 class RequestFailed(RequestError):

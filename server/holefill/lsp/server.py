@@ -32,7 +32,13 @@ from holefill import __version__
 from holefill.errors import HolefillError, LanguageError
 from holefill.lsp.documents import Document, DocumentStore, engine_text
 from holefill.lsp.engine import Engine, Report
-from holefill.lsp.errors import ContentModified, InvalidParams, RequestFailed
+from holefill.lsp.errors import (
+    ContentModified,
+    InvalidParams,
+    RequestCancelled,
+    RequestError,
+    RequestFailed,
+)
 from holefill.lsp.holes import Hole, HoleChunks, chunks_for, find_holes
 from holefill.lsp.inline import Suggestion, SuggestionCache, decode_options
 from holefill.lsp.jobs import CancelToken
@@ -64,6 +70,10 @@ class HolefillServer(LanguageServer):
         self._latest: dict[str, tuple[int, CancelToken]] = {}
         self._seq = 0
         self._init_problems: list[str] = []
+        # the progress items shown now, by token: a cancellable one stops its work when the
+        # user cancels it in the editor (window/workDoneProgress/cancel)
+        self.bars: dict[str, ProgressBar] = {}
+        self._loading_bar: ProgressBar | None = None
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """A notification that failed (a change to a document that is not open, a stale
@@ -79,8 +89,10 @@ class HolefillServer(LanguageServer):
     def note(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=text))
 
-    async def progress_bar(self, title: str) -> ProgressBar:
-        bar = ProgressBar(self, title)
+    async def progress_bar(self, title: str, cancel: CancelToken | None = None) -> ProgressBar:
+        """A progress item in the editor; with ``cancel``, the user can cancel it there, which
+        sets that token."""
+        bar = ProgressBar(self, title, cancel)
         await bar.begin()
         return bar
 
@@ -103,20 +115,40 @@ class HolefillServer(LanguageServer):
     # ------------------------------------------------------------------------- the model
 
     async def completer(self):
-        bar = None
-        if not self.engine.is_loaded(self.settings):
-            bar = await self.progress_bar("holefill: loading model")
-        try:
-            return await self.engine.completer(self.settings, bar.report if bar else None)
-        finally:
+        """The model of the settings now; while it loads, one progress item says so, however
+        many requests wait for it (each request showed its own before, so one Fill holes
+        right after the start showed three)."""
+        if self.engine.is_loaded(self.settings):
+            return self.engine.loaded
+        key = self.settings.model_key()
+        bar = self._loading_bar
+        mine = bar is None or bar.key != key
+        if mine:
             if bar is not None:
+                bar.end("replaced by another model")
+            bar = await self.progress_bar("holefill: loading model")
+            bar.key = key
+            self._loading_bar = bar
+        t0 = time.perf_counter()
+        try:
+            comp = await self.engine.completer(self.settings, bar.report)
+        finally:
+            if mine and self._loading_bar is bar:
+                self._loading_bar = None
                 bar.end()
+        if mine:
+            self.note(f"model loaded: {comp.name} ({time.perf_counter() - t0:.1f} s)")
+        return comp
 
     def language_of(self, doc: Document) -> str | None:
-        from holefill.languages import get_language
+        """The language holefill serves ``doc`` in, or None: the client's language id, and
+        for a `.h` file its text (C unless it is evidently C++)."""
+        from pygls.uris import to_fs_path
+
+        from holefill.languages import language_for_document
 
         try:
-            name = get_language(doc.language_id).name
+            name = language_for_document(to_fs_path(doc.uri), doc.language_id, doc.text).name
         except LanguageError:
             return None
         return name if name in self.settings.languages else None
@@ -126,9 +158,11 @@ class ProgressBar:
     """`$/progress` created by the server (clients send no token with inline completion);
     reports from the model thread are handed to the event loop."""
 
-    def __init__(self, server: HolefillServer, title: str) -> None:
-        self.server, self.title = server, title
+    def __init__(self, server: HolefillServer, title: str,
+                 cancel: CancelToken | None = None) -> None:
+        self.server, self.title, self.cancel = server, title, cancel
         self.token = f"holefill-{uuid.uuid4().hex[:12]}"
+        self.key: tuple | None = None  # the model a loading bar is for
         self.loop = asyncio.get_running_loop()
         self.active = False
         self._last: int | None = -1
@@ -148,8 +182,9 @@ class ProgressBar:
             log.info("no progress: %s", exc)
             return
         self.active = True
+        self.server.bars[self.token] = self
         self.server.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(
-            title=self.title, percentage=0, cancellable=False))
+            title=self.title, percentage=0, cancellable=self.cancel is not None))
 
     def report(self, fraction: float | None, message: str) -> None:
         if not self.active:
@@ -165,6 +200,9 @@ class ProgressBar:
     def end(self, message: str = "done") -> None:
         if self.active:
             self.active = False
+            self.server.bars.pop(self.token, None)
+            # pygls keeps a future per token it was told of
+            self.server.work_done_progress.tokens.pop(self.token, None)
             self.loop.call_soon_threadsafe(self.server.work_done_progress.end, self.token,
                                            types.WorkDoneProgressEnd(message=message))
 
@@ -246,8 +284,20 @@ def on_open(params: types.DidOpenTextDocumentParams) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def on_change(params: types.DidChangeTextDocumentParams) -> None:
-    server.store.change(params.text_document.uri, params.text_document.version,
-                        params.content_changes)
+    uri = params.text_document.uri
+    server.store.change(uri, params.text_document.version, params.content_changes)
+    # work on the old text is wasted: a running fill stops and says why (typing during a fill)
+    latest = server._latest.get(uri)
+    if latest is not None:
+        latest[1].set("changed")
+
+
+@server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+def on_progress_cancel(params: types.WorkDoneProgressCancelParams) -> None:
+    """The user cancelled a progress item in the editor (Fill holes shows a cancellable one)."""
+    bar = server.bars.get(str(params.token))
+    if bar is not None and bar.cancel is not None:
+        bar.cancel.set("cancelled")
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -323,7 +373,16 @@ async def _suggest(doc: Document, language: str, cursor: int,
     if not res.verified:
         server.note("the suggestion is unverified: a check ran out of its work budget "
                     "(raise holefill.maxCheckSteps)", types.MessageType.Warning)
-    return Suggestion(res.fills[0], res.holes[0].replaced)
+    hole = res.holes[0]
+    if hole.completed_by == "witness":
+        if not server.settings.inline_witness:
+            server.note("inline completion: not shown, the model did not finish it and its "
+                        "end would come from the grammar's witness (holefill.inlineWitness "
+                        "is off)")
+            return Suggestion("", 0)
+        server.note(f"inline completion: the end of {res.fills[0]!r} was completed by the "
+                    "grammar's witness, not written by the model (holefill.inlineWitness)")
+    return Suggestion(res.fills[0], hole.replaced)
 
 
 def _failed(exc: HolefillError, token: CancelToken) -> None:
@@ -426,7 +485,12 @@ async def on_fill_holes_command(args: Any) -> dict:
     asked = [Hole(o, o, "position") for o in offsets] or find_holes(
         doc, marker=server.settings.hole_marker)
     seq, token = server.claim(uri, FILL_DEADLINE_S)
-    edit = await _fill_edit(doc, asked, token)
+    try:
+        edit = await _fill_edit(doc, asked, token)
+    except RequestError as exc:
+        if not token.is_set():
+            raise
+        return {"applied": False, "reason": str(exc)}  # stopped: says why
     # Nothing awaits between here and the request below: a cancel that came in while the
     # holes were filled has set the token (or cancelled this task at its last await), so a
     # cancelled command never edits the document.
@@ -480,28 +544,92 @@ async def _fill_edit(doc: Document, asked: Sequence[Hole],
     if not only:
         raise ContentModified("none of the holes of this action is still in the document")
     chunks = [engine_text(c) for c in hc.chunks]
-    bar = await server.progress_bar(f"holefill: filling {len(only)} hole(s)")
     options = decode_options(doc.text, hc.holes[only[0]].offset, server.settings)
     options.update(multiline=True, block_indent=None, replaceable="")
+    bar = None
     try:
+        # the model first: while it loads, its own progress item is the only one shown
         comp = await server.completer()
+        if token.is_set():
+            raise _stopped(token)
+        bar = await server.progress_bar(f"holefill: filling {len(only)} hole(s)", token)
         t0 = time.perf_counter()
         res = await server.engine.run(lambda: comp.fill(
             chunks, language, only=only, cancel=token,
             progress=lambda f, m: bar.report(f, m), **options), token, name="fill holes")
+    except RequestError:
+        raise
     except HolefillError as exc:
-        if token.reason == "deadline":
-            raise RequestFailed(f"Fill holes stopped after {FILL_DEADLINE_S:.0f} s (its "
-                                "deadline); fill fewer holes at a time") from exc
-        _failed(exc, token)
-        return None
+        from holefill.decode.loop import Cancelled
+
+        if isinstance(exc, Cancelled) or token.is_set():
+            raise _stopped(token) from exc
+        raise RequestFailed(str(exc)) from exc
     finally:
-        bar.end()
+        if bar is not None:
+            bar.end("stopped" if token.is_set() else "done")
     _log_speed("fill holes", res.stats, time.perf_counter() - t0, len(hc.holes))
+    if not res.verified:
+        await _verify(chunks, only, res.fills, language, token)
+    for n, (i, hole) in enumerate(zip(only, res.holes, strict=True)):
+        if hole.completed_by == "witness":
+            line = doc.position_at(hc.holes[i].offset).line + 1
+            server.note(f"fill holes: the end of hole {n + 1} (line {line}) was completed by "
+                        "the grammar's witness, not written by the model")
     if doc.version != version:
         raise ContentModified("the document changed while its holes were being filled; "
                               "try again")
     return _workspace_edit(doc, version, hc, only, res.fills)
+
+
+async def _verify(chunks: list[str], only: list[int], fills: list[str], language: str,
+                  token: CancelToken) -> None:
+    """A fill some of whose checks answered UNKNOWN (accepted, never read as no) is applied
+    only when one check of the filled text (the other holes open) says YES. Without this, a
+    quick fix at `margin = <|hole|>` whose checks ran out of budget was applied as an empty
+    filling, leaving `margin = `."""
+    from holefill.check.checker import Checker, Verdict
+
+    merged = [chunks[0]]
+    for i, chunk in enumerate(chunks[1:]):
+        if i in only:
+            merged[-1] += fills[only.index(i)] + chunk
+        else:
+            merged.append(chunk)
+    steps = server.settings.max_check_steps
+    verdict = await server.engine.run(
+        lambda: Checker.for_language(language).check(merged, max_steps=steps,
+                                                     cancel=token).verdict,
+        token, name="fill holes: verify")
+    if token.is_set():
+        raise _stopped(token)
+    if verdict is not Verdict.YES:
+        why = ("the filled file cannot be completed" if verdict is Verdict.NO else
+               "a check ran out of its work budget; raise holefill.maxCheckSteps")
+        raise RequestFailed(f"Fill holes found no filling it could verify ({why}); nothing "
+                            "was applied")
+
+
+def _stopped(token: CancelToken) -> RequestError:
+    """Why a fill stopped before its end, as the answer says it (never "could not be
+    filled")."""
+    why = token.reason or "cancelled"
+    if why == "deadline":
+        return RequestFailed(f"Fill holes stopped after {FILL_DEADLINE_S:.0f} s (its "
+                             "deadline); fill fewer holes at a time")
+    if why == "changed":
+        return ContentModified("Fill holes stopped: the document changed while its holes were "
+                               "being filled (typing stops a fill); run it again")
+    if why == "superseded":
+        return ContentModified("Fill holes stopped: a newer request on this document (an "
+                               "inline suggestion or another fill) replaced it; run it again")
+    if why == "cancelled":
+        return RequestCancelled("Fill holes was cancelled")
+    if why == "closed":
+        return RequestFailed("Fill holes stopped: the document was closed")
+    if why == "shutdown":
+        return RequestFailed("Fill holes stopped: the server is shutting down")
+    return RequestFailed(f"Fill holes stopped: {why}")
 
 
 def _workspace_edit(doc: Document, version: int, hc: HoleChunks, only: list[int],

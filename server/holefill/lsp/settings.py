@@ -39,6 +39,9 @@ class Settings:
     constrained: bool = True
     trust_remote_code: bool = False
     max_check_steps: int = 20_000_000
+    # may an inline suggestion the model did not finish be shown with its end completed by
+    # the grammar's witness? (the log says so each time); Fill holes always may
+    inline_witness: bool = True
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def model_key(self) -> tuple:
@@ -125,6 +128,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "constrained": ("constrained", _bool),
     "trustRemoteCode": ("trust_remote_code", _bool),
     "maxCheckSteps": ("max_check_steps", _int(1000, 10**10)),
+    "inlineWitness": ("inline_witness", _bool),
 }
 
 
