@@ -26,6 +26,7 @@ export const SERVER_KEYS = [
   'holeMarker',
   'constrained',
   'trustRemoteCode',
+  'inlineWitness',
 ] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];

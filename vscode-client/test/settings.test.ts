@@ -40,6 +40,7 @@ describe('settings -> initialization options', () => {
       holeMarker: '<|hole|>',
       constrained: true,
       trustRemoteCode: false,
+      inlineWitness: true,
     });
   });
 
