@@ -68,6 +68,9 @@ class DecodeSettings:
     # check with the incremental engine (holefill.check.incremental) where it applies;
     # False: the classic check for every token (for comparison in benchmarks)
     incremental: bool = True
+    # check each hole against its segment of a Python document only (top-level definitions
+    # between holes split it, holefill.check.segments); False: against the whole window
+    segmented: bool = True
     # stop at a blank line after a complete statement (where closing is allowed): a
     # multi-line suggestion at a line end ends with the block of code it wrote
     stop_at_blank_line: bool = False
