@@ -370,3 +370,17 @@ def test_holes_in_different_definitions_are_checked_by_segment(completer) -> Non
         text = res.text(SPREAD)
         assert parses(text), (segmented, res.fills)
         assert Checker.for_language("python").keeps_reading(SPREAD, res.fills)
+
+
+def test_checks_out_of_budget_twice_in_a_row_are_not_run_again_until_a_hole_closes() -> None:
+    from holefill.check.checker import Checker, Verdict
+    from holefill.check.window import Window
+    from holefill.decode.loop import GIVE_UP_AFTER, Constraint
+
+    constraint = Constraint(Checker.for_language("python"), Window(), 1, None)
+    state = ["x = ", "\ny = ", "\n"]
+    got = [constraint.verdict(state, [], incremental=False) for _ in range(GIVE_UP_AFTER + 2)]
+    assert got == [Verdict.UNKNOWN] * len(got)
+    assert len(constraint.times_ms) == GIVE_UP_AFTER and constraint.skipped == 2
+    constraint.verdict(["x = 1\ny = ", "\n"], [], incremental=False)  # a hole closed
+    assert len(constraint.times_ms) == GIVE_UP_AFTER + 1

@@ -307,6 +307,8 @@ class _Fill:
             "model_ms_per_token": 1e3 * model_s / tokens if tokens else 0.0,
             "total_s": total_s,
             "witness_holes": float(sum(r.completed_by == "witness" for r in results)),
+            # checks answered UNKNOWN at once after the budget ran out twice in a row
+            "checks_skipped": float(sum(c.skipped for _, c in self.parts)),
         }
         if checks:
             qs = statistics.quantiles(checks, n=10) if len(checks) > 1 else [checks[0]] * 9
