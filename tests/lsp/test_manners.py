@@ -275,7 +275,7 @@ async def test_a_two_hole_fill_keeps_every_top_level_function(served):
     assert not [x for x in served.stderr if any(n in x for n in NOISE)]
 
 
-def test_a_dot_h_file_goes_to_the_language_its_text_is():
+async def test_a_dot_h_file_goes_to_the_language_its_text_is():
     """`language_of` asks `languages.language_for_document`: a `.h` announced as C whose text
     is evidently C++ is C++, a `.h` with a language id we do not know is C."""
     from holefill.lsp.documents import Document
