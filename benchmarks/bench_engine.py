@@ -5,8 +5,10 @@
 Files of 100 to 10,000 lines are standard-library modules concatenated in a seeded order
 (holefill.bench.scaling.build_file). In each, k random spans whose removed text keeps the
 reading around it are cut out, and generation of the first hole is replayed token by token
-(the removed text split by the bundled model's tokenizer), as decoding appends tokens. Side by
-side, in one run: the engine (holefill.check.incremental; its first check of a request, which
+(the removed text split by the bundled model's tokenizer), as decoding appends tokens, with the
+checks a request makes (holefill.decode.completer.request_checks: the first hole's segment,
+holefill.check.segments; every segment's first check counts as preparation). Side by side,
+in one run: the engine (holefill.check.incremental; its first check of a request, which
 prepares the request, is reported apart), the classic windowed check per token, and the
 naive baseline of re-parsing the whole file with `ast.parse` per token. The stage profile
 says where the engine's time goes. Every answer should be YES (the removed text completes
@@ -22,57 +24,17 @@ import random
 import statistics
 import time
 import warnings
-from collections import Counter, defaultdict
-from collections.abc import Callable
-from typing import Any
+from collections import Counter
 
 from holefill import Checker
+from holefill.bench.metrics import percentile as pct
 from holefill.bench.scaling import build_file, token_splitter
-from holefill.check import incremental as inc
-from holefill.check.window import find_window
+from holefill.bench.stages import Stages
 from holefill.datasets import cut, random_spans
-from holefill.decode.completer import make_engine
+from holefill.decode.completer import request_checks
+from holefill.decode.loop import DecodeSettings
 from holefill.lexing.anchors import Anchors
 from holefill.models import default_model_path
-
-
-def pct(xs: list[float], p: float) -> float:
-    if not xs:
-        return float("nan")
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]
-
-
-class Stages:
-    """Wall time per stage of the engine, by wrapping its functions."""
-
-    def __init__(self) -> None:
-        self.ms: dict[str, float] = defaultdict(float)
-        self.undo: list[Callable[[], None]] = []
-
-    def wrap(self, owner: Any, name: str, label: str) -> None:
-        inner = getattr(owner, name)
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                self.ms[label] += (time.perf_counter() - t0) * 1e3
-
-        setattr(owner, name, timed)
-        self.undo.append(lambda: setattr(owner, name, inner))
-
-    def __enter__(self) -> Stages:
-        self.wrap(inc.LeftParse, "set_text", "left: lex + layout + Earley")
-        self.wrap(inc.RightContext, "_build", "right: product + closure (new entry)")
-        self.wrap(inc, "build_junction", "junction (incl. new entries)")
-        self.wrap(inc.NativeParser, "query", "query (Up tables + exits)")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for undo in reversed(self.undo):
-            undo()
 
 
 def cuts_of(text: str, holes: int, n: int, seed: int, checker: Checker) -> list:
@@ -93,29 +55,36 @@ def cuts_of(text: str, holes: int, n: int, seed: int, checker: Checker) -> list:
 def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> None:
     checker = Checker.for_language("python")
     split = token_splitter(default_model_path() / "tokenizer.json")
-    print("| lines | holes | engine prep med | engine per token med / p90 / p99 "
+    settings = DecodeSettings()
+    print("| lines | holes | segments | engine prep med | engine per token med / p90 / p99 "
           "| classic med / p90 | ast.parse whole file | answers |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     stages = Stages()
     with stages:
         for size in sizes:
             text = build_file(size, 0)
             lines = text.count("\n")
             for holes in holes_list:
-                prep, step, cls, parse = [], [], [], []
+                prep, step, cls, parse, segments = [], [], [], [], []
                 answers: Counter[str] = Counter()
                 for c in cuts_of(text, holes, n_cuts, 0, checker):
                     chunks = list(c.chunks)
                     t0 = time.perf_counter()
-                    window = find_window("python", chunks)
-                    engine = make_engine(checker, chunks, window)
-                    sites = list(checker.anchors(window.apply(chunks)).sites)
+                    with stages.phase("prep"):
+                        parts = request_checks(checker, chunks, settings)
+                        # the request's first check: every segment (the other holes' included)
+                        for seg, constraint in parts[1:]:
+                            constraint.verdict(list(seg.chunks), list(seg.sites))
+                    seg, constraint = parts[0]
+                    engine, window, sites = constraint.engine, constraint.window, seg.sites
                     setup = (time.perf_counter() - t0) * 1e3
+                    segments.append(len(parts))
                     middle = c.middles[0]
                     for k, end in enumerate(split(middle)):
-                        state = [chunks[0] + middle[:end], *chunks[1:]]
+                        state = [seg.chunks[0] + middle[:end], *seg.chunks[1:]]
                         t0 = time.perf_counter()
-                        got = engine.verdict(state, sites)
+                        with stages.phase("prep" if k == 0 else "token"):
+                            got = engine.verdict(state, sites)
                         ms = (time.perf_counter() - t0) * 1e3
                         (prep if k == 0 else step).append(ms + (setup if k == 0 else 0))
                         answers[got.value if got is not None else "fallback"] += 1
@@ -128,22 +97,22 @@ def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> 
                         if k % 4 == 0:
                             # the naive baseline: re-parse the file as it would be now
                             filled = "".join(x + m for x, m in zip(
-                                state, ["", *c.middles[1:], ""], strict=True))
+                                [chunks[0] + middle[:end], *chunks[1:]],
+                                ["", *c.middles[1:], ""], strict=True))
                             t0 = time.perf_counter()
                             with warnings.catch_warnings(), \
                                     contextlib.suppress(SyntaxError):
                                 warnings.simplefilter("ignore")
                                 ast.parse(filled)
                             parse.append((time.perf_counter() - t0) * 1e3)
-                print(f"| {lines} | {holes} | {statistics.median(prep):.1f} | "
+                print(f"| {lines} | {holes} | {statistics.mean(segments):.1f} | "
+                      f"{statistics.median(prep):.1f} | "
                       f"{statistics.median(step):.3f} / {pct(step, .9):.2f} / "
                       f"{pct(step, .99):.1f} | "
                       + (f"{statistics.median(cls):.1f} / {pct(cls, .9):.1f}" if cls else "-")
                       + f" | {statistics.median(parse):.2f} | {dict(answers)} |", flush=True)
-    total = sum(stages.ms.values())
-    print("\nwhere the engine's time went (all sizes):")
-    for label, ms in sorted(stages.ms.items(), key=lambda kv: -kv[1]):
-        print(f"  {label:42s} {ms:9.0f} ms  {100 * ms / total:5.1f}%")
+    print("\nwhere the engine's time went (all sizes; prep: the first check of a request):")
+    print("\n".join(stages.lines()))
 
 
 def main() -> None:

@@ -350,3 +350,37 @@ def test_a_suggestion_at_a_line_end_stops_at_a_blank_line(completer) -> None:
 
 
 _BLANKS = __import__("re").compile(r"\n[ \t]*\n")
+
+
+SPREAD = ["def f(x):\n    y = x\n    return ", "\n    z = 1\n\n\ndef g(y):\n    z = ",
+          "\n    return z\n\n\nclass C:\n    a = ", "\n    b = 2\n"]
+
+
+def test_holes_in_different_definitions_are_checked_by_segment(completer) -> None:
+    """Each hole's checks look at its own definition only, and the filled document is still
+    valid with its fixed text kept (the segments' soundness, end to end)."""
+    from holefill.check.checker import Checker
+    from holefill.decode.completer import request_checks
+    from holefill.decode.loop import DecodeSettings
+
+    parts = request_checks(Checker.for_language("python"), SPREAD, DecodeSettings())
+    assert [list(seg.holes) for seg, _ in parts] == [[0], [1], [2]]
+    for segmented in (True, False):
+        res = completer.fill(SPREAD, "python", max_new_tokens=12, segmented=segmented)
+        text = res.text(SPREAD)
+        assert parses(text), (segmented, res.fills)
+        assert Checker.for_language("python").keeps_reading(SPREAD, res.fills)
+
+
+def test_checks_out_of_budget_twice_in_a_row_are_not_run_again_until_a_hole_closes() -> None:
+    from holefill.check.checker import Checker, Verdict
+    from holefill.check.window import Window
+    from holefill.decode.loop import GIVE_UP_AFTER, Constraint
+
+    constraint = Constraint(Checker.for_language("python"), Window(), 1, None)
+    state = ["x = ", "\ny = ", "\n"]
+    got = [constraint.verdict(state, [], incremental=False) for _ in range(GIVE_UP_AFTER + 2)]
+    assert got == [Verdict.UNKNOWN] * len(got)
+    assert len(constraint.times_ms) == GIVE_UP_AFTER and constraint.skipped == 2
+    constraint.verdict(["x = 1\ny = ", "\n"], [], incremental=False)  # a hole closed
+    assert len(constraint.times_ms) == GIVE_UP_AFTER + 1
