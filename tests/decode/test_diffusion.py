@@ -173,3 +173,16 @@ def test_the_decoder_is_detected_from_the_model_folder(tiny_diffusion_dir: Path,
         resolve_decoder("sideways", None)
     with pytest.raises(ModelError, match="not a masked-diffusion model"):
         Completer(model=tiny_model_dir, decoder="diffusion", device="cpu", threads=1)
+
+
+def test_every_autoregressive_option_is_known_to_the_diffusion_decoder() -> None:
+    """One options dict serves both decoders (the server and the CLI pass one): each field of
+    the autoregressive settings is the diffusion loop's too, or accepted and ignored."""
+    import dataclasses
+
+    from holefill.decode.diffusion import AUTOREGRESSIVE_ONLY, DiffusionSettings
+    from holefill.decode.loop import DecodeSettings
+
+    ours = {f.name for f in dataclasses.fields(DiffusionSettings)} | {"max_new_tokens"}
+    theirs = {f.name for f in dataclasses.fields(DecodeSettings)}
+    assert theirs - ours - AUTOREGRESSIVE_ONLY == set()
