@@ -27,6 +27,7 @@ from holefill.decode.loop import (
     HoleDecoder,
     HoleResult,
     HoleState,
+    LocalProposer,
     NotCompletable,
 )
 from holefill.decode.prompt import build_prompt, shown
@@ -270,9 +271,10 @@ class _Fill:
             frac = (index + done / max(1, settings.max_new_tokens)) / count
             self._report(frac, f"hole {index + 1} of {count}: {done} tokens")
 
-        decoder = HoleDecoder(session, detok, self.constraint, state, prompt.heal, settings,
-                              self.generator, self.cancel, on_token)
-        return decoder.run(logp)
+        proposer = LocalProposer(session, detok, logp, settings, self.generator)
+        decoder = HoleDecoder(proposer, self.constraint, state, prompt.heal, settings,
+                              self.cancel, on_token)
+        return decoder.run()
 
     def _report(self, frac: float, message: str) -> None:
         if self.progress is not None:
