@@ -20,6 +20,7 @@ from typing import Any
 from holefill.check.checker import DEFAULT_MAX_STEPS
 from holefill.check.incremental import IncrementalCheck
 from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
+from holefill.decode.http import HttpOptions
 from holefill.decode.loop import (
     Cancelled,
     Constraint,
@@ -31,6 +32,7 @@ from holefill.decode.loop import (
     NotCompletable,
 )
 from holefill.decode.prompt import build_prompt, shown
+from holefill.decode.remote import RemoteBackend, RemoteProposer, RemoteSpec, is_remote
 from holefill.decode.templates import FimTemplate
 from holefill.lexing.anchors import Site
 
@@ -57,8 +59,11 @@ class FillResult:
 class Completer:
     """A loaded model that fills holes, constrained by a language's grammar.
 
-    ``model``: a local folder, a Hugging Face id present in the local cache, or None for the
-    bundled default. ``device``: "auto" (CUDA, then MPS, then CPU), "cpu", "cuda:1", ...
+    ``model``: a local folder, a Hugging Face id present in the local cache, None for the
+    bundled default, or the URL of an OpenAI-compatible completions server
+    (``http://127.0.0.1:8080/v1``, ``#name`` or ``remote_model`` for one of several served
+    models; see holefill.decode.remote). ``device``: "auto" (CUDA, then MPS, then CPU),
+    "cpu", "cuda:1", ...
     ``dtype``: "auto" (bf16/fp16 on GPU, fp32 on CPU) or a name. ``template``: a family name or
     a custom template string with ``{prefix}`` and ``{suffix}``, when detection is not wanted.
     One fill runs at a time per completer (the KV cache is shared between fills).
@@ -75,12 +80,25 @@ class Completer:
         template: FimTemplate | str | None = None,
         fim_format: str | None = None,
         progress: LoadProgress | None = None,
+        remote_model: str | None = None,
+        context_length: int | None = None,
+        timeout_s: float | None = None,
     ) -> None:
-        spec = ModelSpec(model=None if model is None else os.fspath(model), device=device,
-                         dtype=dtype, trust_remote_code=trust_remote_code, threads=threads,
-                         template=template, fim_format=fim_format)
-        self.backend = ModelBackend(spec, progress)
-        self._session = self.backend.session()
+        name = None if model is None else os.fspath(model)
+        self.backend: ModelBackend | RemoteBackend
+        if is_remote(name):
+            assert name is not None
+            http = HttpOptions() if timeout_s is None else HttpOptions(timeout_s=timeout_s)
+            self.backend = RemoteBackend(RemoteSpec(
+                name, model=remote_model, template=template, fim_format=fim_format,
+                context_length=context_length, http=http), progress)
+            self._session = None
+        else:
+            spec = ModelSpec(model=name, device=device, dtype=dtype,
+                             trust_remote_code=trust_remote_code, threads=threads,
+                             template=template, fim_format=fim_format)
+            self.backend = ModelBackend(spec, progress)
+            self._session = self.backend.session()
         self._lock = threading.Lock()
         # engines of recent requests: typing along in one place reuses the parse of the text
         # before the cursor and the closure of the text after it
@@ -192,7 +210,8 @@ class _Fill:
             self.constraint = Constraint(self.checker, window, settings.max_check_steps, cancel,
                                          settings.anchored, engine)
             self.sites = self.constraint.sites_of(chunks)
-        self.generator = _generator(settings.seed)
+        self.generator = (None if isinstance(completer.backend, RemoteBackend)
+                          else _generator(settings.seed))
 
     def run(self, only: Sequence[int] | None) -> FillResult:
         t0 = time.perf_counter()
@@ -258,23 +277,35 @@ class _Fill:
         budget = room - new_tokens - 1
         if settings.max_prompt_tokens is not None:
             budget = min(budget, settings.max_prompt_tokens)
-        prompt = build_prompt(backend, shown(left, settings.hole_placeholder),
-                              shown(after, settings.hole_placeholder),
-                              budget=budget, heal=settings.heal)
-        last = left[-1][: len(left[-1]) - len(prompt.heal)]
-        state = HoleState([*left[:-1], last], after, left_sites, after_sites)
-        session = self.completer._session
-        logp = session.prefill(prompt.ids)
-        detok = Detokenizer(backend, prompt.ids)
+        before = shown(left, settings.hole_placeholder)
+        suffix = shown(after, settings.hole_placeholder)
 
         def on_token(done: int) -> None:
             frac = (index + done / max(1, settings.max_new_tokens)) / count
             self._report(frac, f"hole {index + 1} of {count}: {done} tokens")
 
-        proposer = LocalProposer(session, detok, logp, settings, self.generator)
-        decoder = HoleDecoder(proposer, self.constraint, state, prompt.heal, settings,
+        proposer: LocalProposer | RemoteProposer
+        if isinstance(backend, RemoteBackend):
+            requests0 = backend.requests
+            remote = backend.prompt(before, suffix, budget=budget, heal=settings.heal,
+                                    cancel=self.cancel)
+            heal, prompt_requests = remote.heal, backend.requests - requests0
+            proposer = backend.proposer(remote, settings, self.cancel)
+        else:
+            prompt = build_prompt(backend, before, suffix, budget=budget, heal=settings.heal)
+            heal, prompt_requests = prompt.heal, 0
+            session = self.completer._session
+            assert session is not None
+            logp = session.prefill(prompt.ids)
+            detok = Detokenizer(backend, prompt.ids)
+            proposer = LocalProposer(session, detok, logp, settings, self.generator)
+        last = left[-1][: len(left[-1]) - len(heal)]
+        state = HoleState([*left[:-1], last], after, left_sites, after_sites)
+        decoder = HoleDecoder(proposer, self.constraint, state, heal, settings,
                               self.cancel, on_token)
-        return decoder.run()
+        res = decoder.run()
+        res.requests += prompt_requests
+        return res
 
     def _report(self, frac: float, message: str) -> None:
         if self.progress is not None:
@@ -293,6 +324,7 @@ class _Fill:
             "model_ms_per_token": 1e3 * model_s / tokens if tokens else 0.0,
             "total_s": total_s,
             "witness_holes": float(sum(r.completed_by == "witness" for r in results)),
+            "requests": float(sum(r.requests for r in results)),
         }
         if checks:
             qs = statistics.quantiles(checks, n=10) if len(checks) > 1 else [checks[0]] * 9
