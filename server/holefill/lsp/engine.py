@@ -69,7 +69,8 @@ class Engine:
         # the old model goes first: two large models may not fit in memory together
         self._completer, self._key = None, None
         comp = Completer(model=settings.model, device=settings.device, dtype=settings.dtype,
-                         trust_remote_code=settings.trust_remote_code, progress=progress)
+                         trust_remote_code=settings.trust_remote_code, progress=progress,
+                         template=settings.template, fim_format=settings.fim_format)
         self._completer, self._key = comp, settings.model_key()
         return comp
 

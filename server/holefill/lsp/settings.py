@@ -17,7 +17,7 @@ from holefill.languages import DEFAULT_HOLE_MARKER, LANGUAGES
 
 @dataclass(frozen=True)
 class Settings:
-    model: str | None = None  # None: the bundled default model
+    model: str | None = None  # None: the bundled default model; http(s)://...: a server
     device: str = "auto"
     dtype: str = "auto"
     max_new_tokens: int = 64
@@ -31,11 +31,14 @@ class Settings:
     constrained: bool = True
     trust_remote_code: bool = False
     max_check_steps: int = 20_000_000
+    template: str | None = None  # FIM template: family name or "{prefix}...{suffix}" string
+    fim_format: str | None = None  # "psm" / "spm"; None: what the model says
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def model_key(self) -> tuple:
         """What a loaded model depends on: a change reloads it."""
-        return (self.model, self.device, self.dtype, self.trust_remote_code)
+        return (self.model, self.device, self.dtype, self.trust_remote_code, self.template,
+                self.fim_format)
 
 
 # client key -> (field, converter)
@@ -75,6 +78,12 @@ def _model(v: Any) -> str | None:
     if v is None or v == "":
         return None
     return _str(v)
+
+
+def _fim_format(v: Any) -> str | None:
+    if v is None or v in ("psm", "spm"):
+        return v
+    raise ValueError('expected "psm" or "spm"')
 
 
 def _multiline(v: Any) -> str:
@@ -117,6 +126,8 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "constrained": ("constrained", _bool),
     "trustRemoteCode": ("trust_remote_code", _bool),
     "maxCheckSteps": ("max_check_steps", _int(1000, 10**10)),
+    "template": ("template", _model),
+    "fimFormat": ("fim_format", _fim_format),
 }
 
 
