@@ -158,6 +158,7 @@ class RemoteBackend:
         self.stop_ids, self.banned_ids = self._special_ids()
         # prompts as token ids until the server shows it takes only text
         self.ids_prompts = self._tokenize_path is not None
+        self._ids_confirmed = False
         self.load_s = time.perf_counter() - t0
         report("ready", 1.0)
         log.info("remote model %s: template %s (%s), context %d, tokenizer %s", self.name,
@@ -315,20 +316,24 @@ class RemoteBackend:
 
     def complete(self, body: dict[str, Any], text_body: Callable[[], dict[str, Any]],
                  cancel: Callable[[], bool] | None) -> Completion:
-        """One completions request. A server that refuses a token-id prompt (400/422) is
-        asked with the text instead, from then on."""
+        """One completions request. Until a server has taken a token-id prompt, an error
+        answer to one is taken for "text only" (llama-cpp-python answers 500 with a
+        validation error), and the text is sent instead, from then on."""
         if self.model:
             body = {**body, "model": self.model}
         try:
             answer = self.api.post("/completions", body, cancel)
         except HTTPError as exc:
-            if not (self.ids_prompts and isinstance(body.get("prompt"), list)
-                    and exc.status in (400, 422)):
+            if (self._ids_confirmed or not isinstance(body.get("prompt"), list)
+                    or exc.status not in (400, 422, 500)):
                 raise
-            log.info("%s takes no token-id prompts (%s); sending text", self.name, exc.detail)
+            log.info("%s takes no token-id prompts (%s); sending text", self.name,
+                     exc.detail[:120])
             self.ids_prompts = False
             body = {**text_body(), **({"model": self.model} if self.model else {})}
             answer = self.api.post("/completions", body, cancel)
+        else:
+            self._ids_confirmed = self._ids_confirmed or isinstance(body.get("prompt"), list)
         try:
             completion = parse_completion(answer)
         except ProtocolError as exc:
