@@ -305,6 +305,8 @@ class _Fill:
                               self.cancel, on_token)
         res = decoder.run()
         res.requests += prompt_requests
+        if isinstance(proposer, RemoteProposer):
+            res.inexact = proposer.inexact + (res.ended_by == "end" and proposer.stop_guessed)
         return res
 
     def _report(self, frac: float, message: str) -> None:
@@ -325,6 +327,7 @@ class _Fill:
             "total_s": total_s,
             "witness_holes": float(sum(r.completed_by == "witness" for r in results)),
             "requests": float(sum(r.requests for r in results)),
+            "inexact": float(sum(r.inexact for r in results)),
         }
         if checks:
             qs = statistics.quantiles(checks, n=10) if len(checks) > 1 else [checks[0]] * 9

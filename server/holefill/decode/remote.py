@@ -349,6 +349,15 @@ class RemoteBackend:
 _STOP = object()
 
 
+def _ranked_above(pos: Position) -> int:
+    """How many of the position's alternatives (``pos.top``, best first) rank above the
+    generated token; all of them when it is not listed."""
+    for i, cand in enumerate(pos.top):
+        if cand.same_token(pos.chosen):
+            return i
+    return len(pos.top)
+
+
 class RemoteProposer:
     """Candidates from runs of tokens a server generated (see the module docstring).
 
@@ -366,6 +375,10 @@ class RemoteProposer:
         self._held_bytes = b""
         self.run: Completion | None = None
         self.at = 0  # the run's position that is the next position of the filling
+        # requests whose prompt was text with accepted tokens in it (the server tokenized
+        # them again), and whether the last end offered was read from an empty string
+        self.inexact = 0
+        self.stop_guessed = False
         self._piece_cache: dict[tuple[int, ...], str] = {}
 
     @property
@@ -380,6 +393,7 @@ class RemoteProposer:
             yield from self._ordered(run.positions[self.at], run, allow_stop=True)
             return
         # the model ended the middle here: that first, then the best tokens that go on
+        self.stop_guessed = False
         yield Proposal((_STOP, None, False), stop=True)
         alt = self._fetch(1, ban_stops=True)
         self.run, self.at = alt, 0
@@ -428,6 +442,10 @@ class RemoteProposer:
         k = self.settings.top_k + limit
         seen: list[Candidate] = []
         stop_offered = False
+        # Under greedy decoding the server generated its best allowed token, so an id-less
+        # empty alternative ranked above it (log probabilities are reported before the
+        # logit bias: llama-cpp-python) is a banned control token, never the end.
+        above = _ranked_above(pos) if self.settings.temperature == 0 else 0
         for i, cand in enumerate((pos.chosen, *pos.top)):
             if k <= 0:
                 return
@@ -436,10 +454,13 @@ class RemoteProposer:
             seen.append(cand)
             if cand.id is not None and cand.id in self.backend.banned_ids:
                 continue
+            if cand.id is None and cand.text == "" and 0 < i <= above:
+                continue
             if cand.id is not None and cand.id in self.backend.stop_ids:
                 if allow_stop and not stop_offered:
                     stop_offered = True
                     k -= 1
+                    self.stop_guessed = False
                     yield Proposal((cand, run, i == 0), stop=True)
                 continue
             proposal = self._proposal(cand, run, chosen=i == 0)
@@ -450,6 +471,7 @@ class RemoteProposer:
                 if allow_stop and not stop_offered and cand.id is None:
                     stop_offered = True
                     k -= 1
+                    self.stop_guessed = True
                     yield Proposal((cand, run, False), stop=True)
                 continue
             k -= 1
@@ -522,6 +544,8 @@ class RemoteProposer:
             log.info("%s: no end token ids known; the end cannot be refused", backend.name)
 
         def text_body() -> dict[str, Any]:
+            if self.taken:
+                self.inexact += 1
             prompt = self.prompt.text + self.taken_bytes.decode("utf-8", "replace")
             return {**common, "prompt": prompt}
 
