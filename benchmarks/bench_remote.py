@@ -68,6 +68,7 @@ def run(args: argparse.Namespace, url: str) -> int:
     opts = dict(max_new_tokens=args.max_new_tokens, top_k=args.top_k, temperature=0.0)
     rows: dict[str, list[dict]] = {"in-process": [], "remote": []}
     differ = []
+    invalid: list[str] = []
     skipped = 0
     for i, s in enumerate(samples):
         fills = {}
@@ -87,6 +88,9 @@ def run(args: argparse.Namespace, url: str) -> int:
                                    holes=len(res.fills), checks=res.stats["checks"],
                                    inexact=res.stats.get("inexact", 0.0)))
             fills[side] = res.fills
+        for side in rows:
+            if not rows[side][-1]["valid"]:
+                invalid.append(f"{side} {s.group} {s.name}: {fills[side]!r}")
         if fills["in-process"] != fills["remote"]:
             differ.append((s, fills, rows["remote"][-1]["inexact"]))
         print(f"{i + 1}/{len(samples)} {s.group}: "
@@ -99,6 +103,8 @@ def run(args: argparse.Namespace, url: str) -> int:
     unexplained = sum(n == 0 for _, _, n in differ)
     print(f"\n{inexact} remote fills continued from re-tokenized text or read an end from an "
           f"empty token string (stats['inexact'] > 0); {unexplained} fills differ without that")
+    if invalid:
+        print("\ninvalid to the oracle:\n  " + "\n  ".join(invalid))
     for s, fills, n in differ:
         print(f"\n{s.group} {s.name} (inexact steps: {n:g}):\n"
               f"  in-process {fills['in-process']!r}\n  remote     {fills['remote']!r}")
