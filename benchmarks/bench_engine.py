@@ -5,8 +5,10 @@
 Files of 100 to 10,000 lines are standard-library modules concatenated in a seeded order
 (holefill.bench.scaling.build_file). In each, k random spans whose removed text keeps the
 reading around it are cut out, and generation of the first hole is replayed token by token
-(the removed text split by the bundled model's tokenizer), as decoding appends tokens. Side by
-side, in one run: the engine (holefill.check.incremental; its first check of a request, which
+(the removed text split by the bundled model's tokenizer), as decoding appends tokens, with the
+checks a request makes (holefill.decode.completer.request_checks: the first hole's segment,
+holefill.check.segments; every segment's first check counts as preparation). Side by side,
+in one run: the engine (holefill.check.incremental; its first check of a request, which
 prepares the request, is reported apart), the classic windowed check per token, and the
 naive baseline of re-parsing the whole file with `ast.parse` per token. The stage profile
 says where the engine's time goes. Every answer should be YES (the removed text completes
@@ -29,9 +31,9 @@ from typing import Any
 from holefill import Checker
 from holefill.bench.scaling import build_file, token_splitter
 from holefill.check import incremental as inc
-from holefill.check.window import find_window
 from holefill.datasets import cut, random_spans
-from holefill.decode.completer import make_engine
+from holefill.decode.completer import request_checks
+from holefill.decode.loop import DecodeSettings
 from holefill.lexing.anchors import Anchors
 from holefill.models import default_model_path
 
@@ -93,27 +95,32 @@ def cuts_of(text: str, holes: int, n: int, seed: int, checker: Checker) -> list:
 def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> None:
     checker = Checker.for_language("python")
     split = token_splitter(default_model_path() / "tokenizer.json")
-    print("| lines | holes | engine prep med | engine per token med / p90 / p99 "
+    settings = DecodeSettings()
+    print("| lines | holes | segments | engine prep med | engine per token med / p90 / p99 "
           "| classic med / p90 | ast.parse whole file | answers |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     stages = Stages()
     with stages:
         for size in sizes:
             text = build_file(size, 0)
             lines = text.count("\n")
             for holes in holes_list:
-                prep, step, cls, parse = [], [], [], []
+                prep, step, cls, parse, segments = [], [], [], [], []
                 answers: Counter[str] = Counter()
                 for c in cuts_of(text, holes, n_cuts, 0, checker):
                     chunks = list(c.chunks)
                     t0 = time.perf_counter()
-                    window = find_window("python", chunks)
-                    engine = make_engine(checker, chunks, window)
-                    sites = list(checker.anchors(window.apply(chunks)).sites)
+                    parts = request_checks(checker, chunks, settings)
+                    # the request's first check: every segment (the other holes' included)
+                    for seg, constraint in parts[1:]:
+                        constraint.verdict(list(seg.chunks), list(seg.sites))
+                    seg, constraint = parts[0]
+                    engine, window, sites = constraint.engine, constraint.window, seg.sites
                     setup = (time.perf_counter() - t0) * 1e3
+                    segments.append(len(parts))
                     middle = c.middles[0]
                     for k, end in enumerate(split(middle)):
-                        state = [chunks[0] + middle[:end], *chunks[1:]]
+                        state = [seg.chunks[0] + middle[:end], *seg.chunks[1:]]
                         t0 = time.perf_counter()
                         got = engine.verdict(state, sites)
                         ms = (time.perf_counter() - t0) * 1e3
@@ -128,14 +135,16 @@ def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> 
                         if k % 4 == 0:
                             # the naive baseline: re-parse the file as it would be now
                             filled = "".join(x + m for x, m in zip(
-                                state, ["", *c.middles[1:], ""], strict=True))
+                                [chunks[0] + middle[:end], *chunks[1:]],
+                                ["", *c.middles[1:], ""], strict=True))
                             t0 = time.perf_counter()
                             with warnings.catch_warnings(), \
                                     contextlib.suppress(SyntaxError):
                                 warnings.simplefilter("ignore")
                                 ast.parse(filled)
                             parse.append((time.perf_counter() - t0) * 1e3)
-                print(f"| {lines} | {holes} | {statistics.median(prep):.1f} | "
+                print(f"| {lines} | {holes} | {statistics.mean(segments):.1f} | "
+                      f"{statistics.median(prep):.1f} | "
                       f"{statistics.median(step):.3f} / {pct(step, .9):.2f} / "
                       f"{pct(step, .99):.1f} | "
                       + (f"{statistics.median(cls):.1f} / {pct(cls, .9):.1f}" if cls else "-")

@@ -23,6 +23,7 @@ enum {
   HF_RIGHT_SYMBOL_BITS = 16,
   HF_RIGHT_DEFAULT_STEPS = 20000000,
   HF_RIGHT_DEFAULT_ITEMS = 2000000,
+  HF_RIGHT_DENSE_CELLS = 1 << 23, /* 32 MB per head array at most */
 };
 
 typedef struct HfTriple {
@@ -40,8 +41,12 @@ struct HfRight {
   char error[256];
   Array(HfTriple) items;
   HfMap item_index;        /* packed (p, x, q) -> item                      */
-  HfMap fwd;               /* packed (p, x) -> first item                   */
-  HfMap bwd;               /* packed (q, x) -> first item                   */
+  HfMap fwd;               /* packed (p, x) -> first item (when not dense)   */
+  HfMap bwd;               /* packed (q, x) -> first item (when not dense)   */
+  /* Dense heads, (state * n_symbols + x) -> first item or -1, while states * symbols stays
+   * under HF_RIGHT_DENSE_CELLS: a hash probe per partner lookup was most of the closure. */
+  int dense;
+  HfInt32Array fwd_dense, bwd_dense;
   HfInt32Array from_head;  /* per state: first item starting there, or -1   */
   HfInt32Array eps_start, eps_list; /* ε edges by source (CSR over all states) */
   HfInt32Array reps_start, reps_list; /* ε edges by target                      */
@@ -77,6 +82,9 @@ HfRight *hf_right_new(const HfGrammar *grammar) {
   hf_map_init(&self->item_index);
   hf_map_init(&self->fwd);
   hf_map_init(&self->bwd);
+  array_init(&self->fwd_dense);
+  array_init(&self->bwd_dense);
+  self->dense = 1;
   array_init(&self->from_head);
   array_init(&self->eps_start);
   array_init(&self->eps_list);
@@ -98,6 +106,8 @@ void hf_right_delete(HfRight *self) {
   hf_map_destroy(&self->item_index);
   hf_map_destroy(&self->fwd);
   hf_map_destroy(&self->bwd);
+  array_destroy(&self->fwd_dense);
+  array_destroy(&self->bwd_dense);
   array_destroy(&self->from_head);
   array_destroy(&self->eps_start);
   array_destroy(&self->eps_list);
@@ -119,6 +129,66 @@ uint64_t hf_right_version(const HfRight *self) { return self ? self->version : 0
 int hf_right_complete(const HfRight *self) { return self ? self->complete : 0; }
 const char *hf_right_last_error(const HfRight *self) { return self ? self->error : ""; }
 
+/* The first item of the fwd (p, x) or bwd (q, x) chain, or -1. */
+HF_INLINE int32_t hf_right__head(const HfRight *self, bool fwd, int32_t s, int32_t x) {
+  if (self->dense) {
+    const HfInt32Array *a = fwd ? &self->fwd_dense : &self->bwd_dense;
+    return a->contents[(size_t)s * (size_t)self->grammar->n_symbols + (size_t)x];
+  }
+  return hf_map_get(fwd ? &self->fwd : &self->bwd, hf_right__pair(s, x));
+}
+
+/* Makes `id` the head of the chain, returning the previous head (-1: none); -2 when memory
+ * ran out. */
+static int32_t hf_right__push_head(HfRight *self, bool fwd, int32_t s, int32_t x, int32_t id) {
+  if (self->dense) {
+    HfInt32Array *a = fwd ? &self->fwd_dense : &self->bwd_dense;
+    int32_t *cell = &a->contents[(size_t)s * (size_t)self->grammar->n_symbols + (size_t)x];
+    int32_t old = *cell;
+    *cell = id;
+    return old;
+  }
+  HfMap *m = fwd ? &self->fwd : &self->bwd;
+  if (!hf_map_reserve(m, 1)) return -2;
+  HfMapSlot *slot = hf_map_probe(m, hf_right__pair(s, x));
+  if (slot->stamp == m->stamp) {
+    int32_t old = slot->value;
+    slot->value = id;
+    return old;
+  }
+  hf_map_fill(m, slot, hf_right__pair(s, x), id);
+  return -1;
+}
+
+/* Sizes the dense heads for n_states states, or moves them into the hash maps when that
+ * many would be too large. */
+static bool hf_right__size_heads(HfRight *self, int32_t n_states) {
+  if (!self->dense) return true;
+  size_t ns = (size_t)self->grammar->n_symbols;
+  size_t cells = (size_t)n_states * ns;
+  if (cells <= HF_RIGHT_DENSE_CELLS) {
+    size_t old = self->fwd_dense.size;
+    if (!array_resize(&self->fwd_dense, cells) || !array_resize(&self->bwd_dense, cells))
+      return false;
+    memset(self->fwd_dense.contents + old, 0xff, (cells - old) * sizeof(int32_t));
+    memset(self->bwd_dense.contents + old, 0xff, (cells - old) * sizeof(int32_t));
+    return true;
+  }
+  for (int w = 0; w < 2; w++) {
+    HfInt32Array *a = w ? &self->bwd_dense : &self->fwd_dense;
+    HfMap *m = w ? &self->bwd : &self->fwd;
+    for (size_t c = 0; c < a->size; c++) {
+      if (a->contents[c] < 0) continue;
+      if (!hf_map_reserve(m, 1)) return false;
+      uint64_t key = hf_right__pair((int32_t)(c / ns), (int32_t)(c % ns));
+      hf_map_fill(m, hf_map_probe(m, key), key, a->contents[c]);
+    }
+    array_destroy(a);
+  }
+  self->dense = 0;
+  return true;
+}
+
 /* Adds (p, x, q) unless present (or the context filter drops it); false only when memory
  * ran out. */
 static bool hf_right__add(HfRight *self, int32_t p, int32_t x, int32_t q) {
@@ -138,24 +208,12 @@ static bool hf_right__add(HfRight *self, int32_t p, int32_t x, int32_t q) {
   if (self->items.size >= (size_t)INT32_MAX) return false;
   int32_t id = (int32_t)self->items.size;
   if (!array_reserve(&self->items, self->items.size + 1)) return false;
-  if (!hf_map_reserve(&self->fwd, 1) || !hf_map_reserve(&self->bwd, 1)) return false;
   if (!array_push(&self->agenda, id)) return false;
   hf_map_fill(&self->item_index, slot, key, id);
   HfTriple t = {p, x, q, -1, -1, -1};
-  HfMapSlot *f = hf_map_probe(&self->fwd, hf_right__pair(p, x));
-  if (f->stamp == self->fwd.stamp) {
-    t.next_fwd = f->value;
-    f->value = id;
-  } else {
-    hf_map_fill(&self->fwd, f, hf_right__pair(p, x), id);
-  }
-  HfMapSlot *b = hf_map_probe(&self->bwd, hf_right__pair(q, x));
-  if (b->stamp == self->bwd.stamp) {
-    t.next_bwd = b->value;
-    b->value = id;
-  } else {
-    hf_map_fill(&self->bwd, b, hf_right__pair(q, x), id);
-  }
+  t.next_fwd = hf_right__push_head(self, true, p, x, id);
+  t.next_bwd = hf_right__push_head(self, false, q, x, id);
+  if (t.next_fwd == -2 || t.next_bwd == -2) return false;
   t.next_from = self->from_head.contents[p];
   self->from_head.contents[p] = id;
   self->items.contents[self->items.size++] = t;
@@ -222,7 +280,7 @@ static HfVerdict hf_right__saturate(HfRight *self, uint64_t max_steps, uint64_t 
     /* t as the left child of A -> X Y: partners (q, Y, r). */
     for (int32_t k = g->left_start.contents[t.x]; k < g->left_start.contents[t.x + 1]; k++) {
       int32_t a = g->left_pairs.contents[2 * k], y = g->left_pairs.contents[2 * k + 1];
-      int32_t id = hf_map_get(&self->fwd, hf_right__pair(t.q, y));
+      int32_t id = hf_right__head(self, true, t.q, y);
       for (; id >= 0; id = self->items.contents[id].next_fwd) {
         self->steps++;
         if (!hf_right__add(self, t.p, a, self->items.contents[id].q)) return HF_ERROR;
@@ -231,7 +289,7 @@ static HfVerdict hf_right__saturate(HfRight *self, uint64_t max_steps, uint64_t 
     /* t as the right child of A -> Z X: partners (o, Z, p). */
     for (int32_t k = g->right_start.contents[t.x]; k < g->right_start.contents[t.x + 1]; k++) {
       int32_t a = g->right_pairs.contents[2 * k], z = g->right_pairs.contents[2 * k + 1];
-      int32_t id = hf_map_get(&self->bwd, hf_right__pair(t.p, z));
+      int32_t id = hf_right__head(self, false, t.p, z);
       for (; id >= 0; id = self->items.contents[id].next_bwd) {
         self->steps++;
         if (!hf_right__add(self, self->items.contents[id].p, a, t.q)) return HF_ERROR;
@@ -332,7 +390,8 @@ HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, si
   HfVerdict verdict = HF_ERROR;
   self->steps = 0;
 
-  if (!array_resize(&self->from_head, (size_t)n_states) ||
+  if (!hf_right__size_heads(self, n_states) ||
+      !array_resize(&self->from_head, (size_t)n_states) ||
       !array_resize(&self->final_flag, (size_t)n_states) ||
       !array_resize(&self->mark, (size_t)n_states))
     goto oom;
@@ -415,11 +474,11 @@ oom:
 /* ---- read access for the parser (hf_internal.h) ---------------------------------------- */
 
 int32_t hf_right__first_fwd(const HfRight *self, int32_t p, int32_t x) {
-  return hf_map_get(&self->fwd, hf_right__pair(p, x));
+  return hf_right__head(self, true, p, x);
 }
 
 int32_t hf_right__first_bwd(const HfRight *self, int32_t q, int32_t x) {
-  return hf_map_get(&self->bwd, hf_right__pair(q, x));
+  return hf_right__head(self, false, q, x);
 }
 
 void hf_right__item(const HfRight *self, int32_t id, int32_t *p, int32_t *q, int32_t *next_fwd,

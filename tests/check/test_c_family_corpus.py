@@ -64,15 +64,25 @@ def test_sample_file_is_valid_for_tree_sitter_and_holefill(lang: str, path: Path
 
 
 def cuts(
-    text: str, holes: int, seed: int, count: int
+    text: str, holes: int, seed: int, count: int, chk: Checker
 ) -> Iterator[tuple[int, list[tuple[int, int]]]]:
-    """`count` seeded cuts: `holes` disjoint spans of 10-60 characters, sorted."""
+    """`count` seeded cuts: `holes` disjoint spans of 10-60 characters, sorted, whose removed
+    text keeps the reading of the text around it (a span that ends inside a string or a
+    `#include` leaves text no filling may read differently: anchored NO by design)."""
     rng = random.Random(seed)
     made = 0
     while made < count:
         starts = sorted(rng.sample(range(len(text) - 70), holes))
         spans = [(s, s + rng.randint(10, 60)) for s in starts]
-        if all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
+        if not all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
+            continue
+        chunks, middles, at = [], [], 0
+        for a, b in spans:
+            chunks.append(text[at:a])
+            middles.append(text[a:b])
+            at = b
+        chunks.append(text[at:])
+        if chk.keeps_reading(chunks, middles):
             made += 1
             yield made, spans
 
@@ -86,10 +96,12 @@ def replay(chk: Checker, text: str, spans: list[tuple[int, int]]) -> list[str]:
         tail.append(text[e : rest[i + 1][0]] if i + 1 < len(rest) else text[e:])
     middle = text[s0:e0]
     bounds = [0] + [m.end() for m in TOKEN.finditer(middle)]
+    # as decoding does: the reading to keep is that of the text before anything was typed
+    anchors = chk.anchors([text[:s0], *tail])
     wrong = []
     for k in bounds:
         chunks = [text[:s0] + middle[:k], *tail]
-        if chk.completable(chunks) is Verdict.NO:
+        if chk.check(chunks, anchors=anchors).verdict is Verdict.NO:
             wrong.append(repr(middle[:k]))
     return wrong
 
@@ -100,7 +112,7 @@ def test_retyping_a_real_middle_is_never_refused(lang: str, path: Path, holes: i
     """Every token-boundary prefix of a real middle, with the real suffix, is completable."""
     chk = Checker.for_language(lang)
     text = path.read_text(encoding="utf-8")
-    for n, spans in cuts(text, holes, seed=holes, count=1):
+    for n, spans in cuts(text, holes, seed=holes, count=1, chk=chk):
         assert not replay(chk, text, spans), (path.name, n, spans)
 
 
@@ -110,7 +122,7 @@ def test_retyping_a_real_middle_is_never_refused(lang: str, path: Path, holes: i
 def test_retyping_many_real_middles_is_never_refused(lang: str, path: Path, holes: int) -> None:
     chk = Checker.for_language(lang)
     text = path.read_text(encoding="utf-8")
-    for n, spans in cuts(text, holes, seed=100 + holes, count=6):
+    for n, spans in cuts(text, holes, seed=100 + holes, count=6, chk=chk):
         assert not replay(chk, text, spans), (path.name, n, spans)
 
 
@@ -121,7 +133,7 @@ def test_witnesses_of_cut_files_parse(lang: str, path: Path) -> None:
     parser = ts_parser(lang)
     text = path.read_text(encoding="utf-8")
     for holes in (1, 2, 3):
-        for _, spans in cuts(text, holes, seed=7 + holes, count=1):
+        for _, spans in cuts(text, holes, seed=7 + holes, count=1, chk=chk):
             chunks, at = [], 0
             for s, e in spans:
                 chunks.append(text[at:s])

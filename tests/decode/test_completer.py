@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from holefill import Checker
-from holefill.bench.oracles import cpp_ts_valid
+from holefill.bench.oracles import cpp_ts_valid, json_valid
 from holefill.bench.oracles import python_valid as parses
 from holefill.datasets import (
     TREE_SITTER_REJECTS_CPP,
     humaneval_cpp_programs,
+    json_documents,
     python_cuts,
     span_cuts,
 )
@@ -84,6 +85,32 @@ def test_constrained_cpp_fills_parse_with_a_random_model(completer, holes) -> No
         free_ok += cpp_ts_valid(c.filled(free.fills))
     print(f"\ncpp {holes} hole(s): constrained {len(cuts)}/{len(cuts)}, "
           f"unconstrained {free_ok}/{len(cuts)}")
+
+
+@pytest.mark.parametrize("holes", [1, 2])
+def test_constrained_json_fills_parse_with_a_random_model(completer, holes) -> None:
+    """JSON goes through its window (head 0, the rest of the containers as `,0`/`,"":0`) and
+    the engine; json.loads judges."""
+    checker = Checker.for_language("json")
+    cuts = [c for c in span_cuts(json_documents(6, seed=4), holes, 1, seed=6)
+            if checker.keeps_reading(c.chunks, c.middles)]
+    assert cuts
+    for c in cuts:
+        res = completer.fill(c.chunks, "json", **FAST)
+        assert json_valid(c.filled(res.fills)), (c.name, res.fills)
+
+
+def test_fills_in_the_middle_of_long_cpp_and_json_files_are_valid(completer) -> None:
+    """Windows cut these files around the hole (a few hundred characters are checked)."""
+    programs = [p for p in humaneval_cpp_programs() if p[0] not in TREE_SITTER_REJECTS_CPP]
+    cpp = "".join(t if t.endswith("\n") else t + "\n" for _, t in programs[:40])
+    at = cpp.index("return", len(cpp) // 2)
+    res = completer.fill([cpp[:at], cpp[at + 6:]], "cpp", **FAST)
+    assert cpp_ts_valid(cpp[:at] + res.fills[0] + cpp[at + 6:]), res.fills
+    doc = "[" + ",\n".join(d for _, d in json_documents(40, seed=2)) + "]"
+    at = doc.index(",", len(doc) // 2) + 1
+    res = completer.fill([doc[:at], doc[at:]], "json", **FAST)
+    assert json_valid(doc[:at] + res.fills[0] + doc[at:]), res.fills
 
 
 def test_fill_reports_costs_and_never_emits_special_tokens(completer) -> None:
@@ -323,3 +350,37 @@ def test_a_suggestion_at_a_line_end_stops_at_a_blank_line(completer) -> None:
 
 
 _BLANKS = __import__("re").compile(r"\n[ \t]*\n")
+
+
+SPREAD = ["def f(x):\n    y = x\n    return ", "\n    z = 1\n\n\ndef g(y):\n    z = ",
+          "\n    return z\n\n\nclass C:\n    a = ", "\n    b = 2\n"]
+
+
+def test_holes_in_different_definitions_are_checked_by_segment(completer) -> None:
+    """Each hole's checks look at its own definition only, and the filled document is still
+    valid with its fixed text kept (the segments' soundness, end to end)."""
+    from holefill.check.checker import Checker
+    from holefill.decode.completer import request_checks
+    from holefill.decode.loop import DecodeSettings
+
+    parts = request_checks(Checker.for_language("python"), SPREAD, DecodeSettings())
+    assert [list(seg.holes) for seg, _ in parts] == [[0], [1], [2]]
+    for segmented in (True, False):
+        res = completer.fill(SPREAD, "python", max_new_tokens=12, segmented=segmented)
+        text = res.text(SPREAD)
+        assert parses(text), (segmented, res.fills)
+        assert Checker.for_language("python").keeps_reading(SPREAD, res.fills)
+
+
+def test_checks_out_of_budget_twice_in_a_row_are_not_run_again_until_a_hole_closes() -> None:
+    from holefill.check.checker import Checker, Verdict
+    from holefill.check.window import Window
+    from holefill.decode.loop import GIVE_UP_AFTER, Constraint
+
+    constraint = Constraint(Checker.for_language("python"), Window(), 1, None)
+    state = ["x = ", "\ny = ", "\n"]
+    got = [constraint.verdict(state, [], incremental=False) for _ in range(GIVE_UP_AFTER + 2)]
+    assert got == [Verdict.UNKNOWN] * len(got)
+    assert len(constraint.times_ms) == GIVE_UP_AFTER and constraint.skipped == 2
+    constraint.verdict(["x = 1\ny = ", "\n"], [], incremental=False)  # a hole closed
+    assert len(constraint.times_ms) == GIVE_UP_AFTER + 1

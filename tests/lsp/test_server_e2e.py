@@ -230,7 +230,9 @@ async def test_a_cancelled_fill_stops_and_the_next_request_is_served(client):
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     last = [_progress_point(r) for r in reports if isinstance(r, types.WorkDoneProgressReport)]
     hole, tokens = last[-1]
-    assert hole == at_cancel[0] and tokens <= at_cancel[1] + 1  # within one token
+    # the model thread stops at its next token after the cancel arrives; the reports the
+    # client saw lag behind it by the tokens generated while they and the cancel travelled
+    assert hole == at_cancel[0] and tokens <= at_cancel[1] + 8
     res = await asyncio.wait_for(complete(client, uri, types.Position(line=0, character=5)),
                                  timeout=60)
     assert res is not None

@@ -54,6 +54,11 @@ window that parses where the file does not; the slow test of tests/check/test_wi
 Cost: a few `ast.parse` calls of the head, the tail and the enclosing top-level statement (about
 10 ms per 1,000 lines). A window stays valid while text is only inserted into holes
 (`Window.apply`), so callers compute it once per request, not once per check.
+
+C, C++ and JSON windows (a head at the top-level declaration of the first hole, and stand-ins
+for the fixed text of the blocks, namespaces, arrays and objects before the first hole and
+after the last one) have their own contract and soundness argument in
+holefill.check.window_brace.
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from holefill.check.window_brace import BRACE_LANGUAGES, brace_head, brace_window
 from holefill.languages import get_language
 from holefill.lexing.anchors import Anchors
 
@@ -129,10 +135,16 @@ class Window:
 
 
 def find_window(language: str, chunks: Sequence[str], *, indented: bool = True) -> Window:
-    """The nearest clean boundaries around all holes of `chunks` (see the module docstring);
-    `indented=False` keeps to whole top-level statements. Languages without a rule yet, and
-    texts without holes, get the whole text."""
-    if get_language(language).name != "python" or len(chunks) < 2:
+    """The nearest clean boundaries around all holes of `chunks` (see the module docstring;
+    C, C++ and JSON: holefill.check.window_brace); `indented=False` keeps Python windows to
+    whole top-level statements. Texts without holes get the whole text."""
+    name = get_language(language).name
+    if len(chunks) < 2:
+        return Window()
+    if name in BRACE_LANGUAGES:
+        head, prefix, tail, suffix = brace_window(name, chunks)
+        return Window(head, tail, prefix, suffix)
+    if name != "python":
         return Window()
     return _python_window(chunks, indented)
 
@@ -142,8 +154,13 @@ def left_start(language: str, first: str) -> int:
     file's own parse state: for Python the start of the top-level statement that holds the
     hole (text before it is whole statements, see the module docstring); otherwise the
     start of the file. The incremental engine (holefill.check.incremental) reads the left
-    from there, so that every clause the file allows after a dedent is allowed."""
-    if get_language(language).name != "python":
+    from there, so that every clause the file allows after a dedent is allowed. C and C++:
+    the start of the top-level declaration that holds the hole, the text before it accepted
+    by our grammar piece by piece; JSON: 0 (holefill.check.window_brace)."""
+    name = get_language(language).name
+    if name in BRACE_LANGUAGES:
+        return brace_head(name, first)
+    if name != "python":
         return 0
     return _top_head(first)
 

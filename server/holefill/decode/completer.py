@@ -1,8 +1,9 @@
 """The public decoding API: ``Completer(model=...).fill(chunks, language=...)``.
 
 Holes are filled left to right, each as a FIM prompt whose suffix shows the later holes as
-placeholders; every check covers all remaining holes, so each accepted token keeps the whole
-document completable.
+placeholders; every check covers all remaining holes of the hole's segment (the part of the
+document whose validity does not depend on the others, holefill.check.segments), so each
+accepted token keeps the whole document completable.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from holefill.check.checker import DEFAULT_MAX_STEPS
 from holefill.check.incremental import IncrementalCheck
+from holefill.check.segments import Segment
 from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
 from holefill.decode.http import HttpOptions
 from holefill.decode.loop import (
@@ -35,6 +37,9 @@ from holefill.decode.prompt import build_prompt, shown
 from holefill.decode.remote import RemoteBackend, RemoteProposer, RemoteSpec, is_remote
 from holefill.decode.templates import FimTemplate
 from holefill.lexing.anchors import Site
+
+if TYPE_CHECKING:
+    from holefill.check.window import Window
 
 # Incremental engines kept per completer (one per recent place in a document).
 ENGINE_CACHE = 4
@@ -180,6 +185,35 @@ def make_engine(checker: Any, chunks: Sequence[str], window: Any,
     return IncrementalCheck(checker, start, window.tail, window.suffix, unit, max_steps)
 
 
+def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings,
+                   cancel: Callable[[], bool] | None = None,
+                   engine_for: Callable[..., IncrementalCheck] = make_engine,
+                   ) -> list[tuple[Segment, Constraint]]:
+    """The checks of one request: a constraint per segment of the document (one for the
+    whole document when it has no cut, or with ``settings.segmented`` off), each with its own
+    window and, with ``settings.incremental``, its own engine (``engine_for(checker, chunks,
+    window, max_steps)``)."""
+    from holefill.check.segments import split_segments
+    from holefill.check.window import find_window
+
+    def constraint(part: Sequence[str], window: Window) -> Constraint:
+        engine = (engine_for(checker, part, window, settings.max_check_steps)
+                  if settings.incremental else None)
+        return Constraint(checker, window, settings.max_check_steps, cancel,
+                          settings.anchored, engine)
+
+    chunks = list(chunks)
+    language = checker.language
+    window = find_window(language, chunks)
+    sites = list(checker.anchors(window.apply(chunks)).sites) if settings.anchored else []
+    segments = (split_segments(language, checker.lexer.reference, chunks, sites)
+                if settings.segmented else [])
+    if len(segments) < 2:
+        return [(Segment(0, tuple(chunks), tuple(sites)), constraint(chunks, window))]
+    return [(seg, constraint(seg.chunks, find_window(language, seg.chunks)))
+            for seg in segments]
+
+
 def _as_callable(cancel: CancelSignal) -> Callable[[], bool] | None:
     if cancel is None:
         return None
@@ -189,29 +223,29 @@ def _as_callable(cancel: CancelSignal) -> Callable[[], bool] | None:
 
 
 class _Fill:
-    """One ``Completer.fill`` call: holes left to right, then the statistics."""
+    """One ``Completer.fill`` call: holes left to right, then the statistics.
+
+    The checks of a hole look at its segment of the document only (holefill.check.segments:
+    fixed top-level definitions between holes split a Python text into parts whose validity
+    is independent); the prompt shows the whole document."""
 
     def __init__(self, completer: Completer, chunks: list[str], language: str,
                  settings: DecodeSettings, cancel: Callable[[], bool] | None,
                  progress: FillProgress | None) -> None:
         from holefill.check.checker import Checker
-        from holefill.check.window import find_window
 
         self.completer, self.chunks, self.settings = completer, chunks, settings
         self.cancel, self.progress = cancel, progress
         self.checker = Checker.for_language(language)  # LanguageError before any model work
-        self.constraint: Constraint | None = None
-        self.sites: list[Site] = []
+        self.parts: list[tuple[Segment, Constraint]] = []
         if settings.constrained:
-            window = find_window(self.checker.language, chunks)
-            engine = (completer._engine_for(self.checker, chunks, window,
-                                            settings.max_check_steps)
-                      if settings.incremental else None)
-            self.constraint = Constraint(self.checker, window, settings.max_check_steps, cancel,
-                                         settings.anchored, engine)
-            self.sites = self.constraint.sites_of(chunks)
+            self.parts = request_checks(self.checker, chunks, settings, cancel,
+                                        completer._engine_for)
         self.generator = (None if isinstance(completer.backend, RemoteBackend)
                           else _generator(settings.seed))
+
+    def _part_of(self, hole: int) -> tuple[Segment, Constraint] | None:
+        return next((p for p in self.parts if hole in p[0].holes), None)
 
     def run(self, only: Sequence[int] | None) -> FillResult:
         t0 = time.perf_counter()
@@ -223,11 +257,7 @@ class _Fill:
         fills, done, results = [""] * n, [False] * n, []
         for step, i in enumerate(todo):
             self._report(step / len(todo), f"filling hole {step + 1} of {len(todo)}")
-            left, left_sites = self._left_of(i, fills, done)
-            after_sites = [s.moved(s.chunk - i - 1, s.base) for s in self.sites
-                           if s.chunk > i]
-            res = self._fill_hole(left, self.chunks[i + 1:], step, len(todo),
-                                  left_sites, after_sites)
+            res = self._fill_hole(i, fills, done, step, len(todo))
             results.append(res)
             fills[i], done[i] = res.fill, True
         self._report(1.0, "done")
@@ -235,40 +265,22 @@ class _Fill:
         return FillResult([fills[i] for i in todo], verified,
                           self._stats(results, time.perf_counter() - t0), results)
 
-    def _left_of(self, hole: int, fills: list[str],
-                 done: list[bool]) -> tuple[list[str], list[Site]]:
-        """The chunks up to ``hole``, with the holes filled so far merged in (the holes not
-        asked for stay open between them), and the anchor sites of the user's text there."""
-        out = [self.chunks[0]]
-        sites = []
-        by_chunk = {s.chunk: s for s in self.sites}
-        for j in range(hole):
-            if done[j]:
-                out[-1] += fills[j]
-                base = len(out[-1])
-                out[-1] += self.chunks[j + 1]
-            else:
-                out.append(self.chunks[j + 1])
-                base = 0
-            if j + 1 in by_chunk:
-                sites.append(by_chunk[j + 1].moved(len(out) - 1, base))
-        return out, sites
-
     def _check_start(self) -> bool:
-        if self.constraint is None:
-            return True
-        verdict = self.constraint.verdict(self.chunks, self.sites)
-        if self.cancel is not None and self.cancel():
-            raise Cancelled("the fill was cancelled")
-        if verdict.value == "no":
-            raise NotCompletable(
-                f"no filling of the {len(self.chunks) - 1} hole(s) makes this valid "
-                f"{self.checker.language}: the text outside the holes has a syntax error "
-                "(mark that place as a hole too, or fill without the constraint)")
-        return verdict.value == "yes"
+        """Every segment completable (one NO: the document is not); YES only when all are."""
+        verdicts = []
+        for seg, constraint in self.parts:
+            verdicts.append(constraint.verdict(list(seg.chunks), list(seg.sites)).value)
+            if self.cancel is not None and self.cancel():
+                raise Cancelled("the fill was cancelled")
+            if verdicts[-1] == "no":
+                raise NotCompletable(
+                    f"no filling of the {len(self.chunks) - 1} hole(s) makes this valid "
+                    f"{self.checker.language}: the text outside the holes has a syntax error "
+                    "(mark that place as a hole too, or fill without the constraint)")
+        return all(v == "yes" for v in verdicts)
 
-    def _fill_hole(self, left: list[str], after: list[str], index: int, count: int,
-                   left_sites: list[Site], after_sites: list[Site]) -> HoleResult:
+    def _fill_hole(self, hole: int, fills: list[str], done: list[bool], index: int,
+                   count: int) -> HoleResult:
         backend = self.completer.backend
         # the prompt keeps at least half the context (up to 256 tokens); generation the rest
         room = backend.context_length
@@ -277,8 +289,12 @@ class _Fill:
         budget = room - new_tokens - 1
         if settings.max_prompt_tokens is not None:
             budget = min(budget, settings.max_prompt_tokens)
+        left, _ = _left_of(self.chunks, (), hole, fills, done)
         before = shown(left, settings.hole_placeholder)
-        suffix = shown(after, settings.hole_placeholder)
+        suffix = shown(self.chunks[hole + 1:], settings.hole_placeholder)
+        part = self._part_of(hole)
+        seg, constraint = part if part is not None else (
+            Segment(0, tuple(self.chunks), ()), None)
 
         def on_token(done: int) -> None:
             frac = (index + done / max(1, settings.max_new_tokens)) / count
@@ -299,10 +315,10 @@ class _Fill:
             logp = session.prefill(prompt.ids)
             detok = Detokenizer(backend, prompt.ids)
             proposer = LocalProposer(session, detok, logp, settings, self.generator)
-        last = left[-1][: len(left[-1]) - len(heal)]
-        state = HoleState([*left[:-1], last], after, left_sites, after_sites)
-        decoder = HoleDecoder(proposer, self.constraint, state, heal, settings,
-                              self.cancel, on_token)
+        state = _hole_state(seg, hole - seg.first, fills[seg.first:], done[seg.first:],
+                            len(heal))
+        decoder = HoleDecoder(proposer, constraint, state, heal, settings, self.cancel,
+                              on_token)
         res = decoder.run()
         res.requests += prompt_requests
         if isinstance(proposer, RemoteProposer):
@@ -316,7 +332,7 @@ class _Fill:
     def _stats(self, results: list[HoleResult], total_s: float) -> dict[str, float]:
         tokens = sum(r.tokens for r in results)
         model_s = sum(r.model_s for r in results)
-        checks = self.constraint.times_ms if self.constraint is not None else []
+        checks = [t for _, constraint in self.parts for t in constraint.times_ms]
         stats = {
             "holes": float(len(results)),
             "tokens": float(tokens),
@@ -328,6 +344,8 @@ class _Fill:
             "witness_holes": float(sum(r.completed_by == "witness" for r in results)),
             "requests": float(sum(r.requests for r in results)),
             "inexact": float(sum(r.inexact for r in results)),
+            # checks answered UNKNOWN at once after the budget ran out twice in a row
+            "checks_skipped": float(sum(c.skipped for _, c in self.parts)),
         }
         if checks:
             qs = statistics.quantiles(checks, n=10) if len(checks) > 1 else [checks[0]] * 9
@@ -335,6 +353,36 @@ class _Fill:
                          check_ms_total=sum(checks),
                          check_ms_per_token=sum(checks) / max(1, tokens))
         return stats
+
+
+def _left_of(chunks: Sequence[str], sites: Sequence[Site], hole: int, fills: list[str],
+             done: list[bool]) -> tuple[list[str], list[Site]]:
+    """The chunks up to ``hole``, with the holes filled so far merged in (the holes not asked
+    for stay open between them), and the anchor sites of the user's text there."""
+    out = [chunks[0]]
+    left_sites = []
+    by_chunk = {s.chunk: s for s in sites}
+    for j in range(hole):
+        if done[j]:
+            out[-1] += fills[j]
+            base = len(out[-1])
+            out[-1] += chunks[j + 1]
+        else:
+            out.append(chunks[j + 1])
+            base = 0
+        if j + 1 in by_chunk:
+            left_sites.append(by_chunk[j + 1].moved(len(out) - 1, base))
+    return out, left_sites
+
+
+def _hole_state(seg: Segment, hole: int, fills: list[str], done: list[bool],
+                heal: int) -> HoleState:
+    """The text that the checks of hole number ``hole`` of segment ``seg`` look at, without
+    the ``heal`` characters before the hole that the prompt hands back to the model."""
+    left, left_sites = _left_of(seg.chunks, seg.sites, hole, fills, done)
+    after_sites = [s.moved(s.chunk - hole - 1, s.base) for s in seg.sites if s.chunk > hole]
+    last = left[-1][: len(left[-1]) - heal]
+    return HoleState([*left[:-1], last], list(seg.chunks[hole + 1:]), left_sites, after_sites)
 
 
 def _generator(seed: int | None) -> Any:

@@ -68,6 +68,9 @@ class DecodeSettings:
     # check with the incremental engine (holefill.check.incremental) where it applies;
     # False: the classic check for every token (for comparison in benchmarks)
     incremental: bool = True
+    # check each hole against its segment of a Python document only (top-level definitions
+    # between holes split it, holefill.check.segments); False: against the whole window
+    segmented: bool = True
     # stop at a blank line after a complete statement (where closing is allowed): a
     # multi-line suggestion at a line end ends with the block of code it wrote
     stop_at_blank_line: bool = False
@@ -103,6 +106,13 @@ class HoleResult:
     inexact: int = 0
 
 
+# Checks in a row that ran out of budget with the same number of chunks: after this many,
+# checks of states with that many chunks answer UNKNOWN at once until a hole closes (or one
+# of them gets an answer). Forty one-line holes in one window cost seconds per check and
+# answered UNKNOWN token after token; decoding then runs at the model's speed, unverified.
+GIVE_UP_AFTER = 2
+
+
 class Constraint:
     """Completability checks on the whole document state, run on its window.
 
@@ -118,6 +128,8 @@ class Constraint:
         self.engine = engine  # the incremental engine, for checks of the first open hole
         self.times_ms: list[float] = []
         self.classic = 0  # checks the engine left to the classic check
+        self.skipped = 0  # checks answered UNKNOWN at once (GIVE_UP_AFTER)
+        self._unknowns: dict[int, int] = {}  # UNKNOWNs in a row, by number of chunks
 
     def sites_of(self, chunks: list[str]) -> list[Site]:
         """The anchor sites of the request's document (before any filling): one per chunk
@@ -132,17 +144,24 @@ class Constraint:
     def verdict(self, chunks: list[str], sites: Sequence[Site],
                 incremental: bool = True) -> Verdict:
         """`incremental`: the hole being filled is the first open one (the engine's case)."""
+        n = len(chunks)
+        if self._unknowns.get(n, 0) >= GIVE_UP_AFTER:
+            self.skipped += 1
+            return Verdict.UNKNOWN
         t0 = time.perf_counter()
+        got = self._verdict(chunks, sites, incremental)
+        self.times_ms.append((time.perf_counter() - t0) * 1e3)
+        self._unknowns[n] = self._unknowns.get(n, 0) + 1 if got is Verdict.UNKNOWN else 0
+        return got
+
+    def _verdict(self, chunks: list[str], sites: Sequence[Site], incremental: bool) -> Verdict:
         if self.engine is not None and incremental:
             got = self.engine.verdict(chunks, sites, Budget(self.max_steps, None, self.cancel))
             if got is not None and got is not Verdict.UNKNOWN:
-                self.times_ms.append((time.perf_counter() - t0) * 1e3)
                 return got
             self.classic += 1
-        res = self.checker.check(self.window.apply(chunks), max_steps=self.max_steps,
-                                 cancel=self.cancel, anchors=self._anchors(chunks, sites))
-        self.times_ms.append((time.perf_counter() - t0) * 1e3)
-        return res.verdict
+        return self.checker.check(self.window.apply(chunks), max_steps=self.max_steps,
+                                  cancel=self.cancel, anchors=self._anchors(chunks, sites)).verdict
 
     def witness(self, chunks: list[str], sites: Sequence[Site], hole: int) -> str | None:
         """A verified shortest filling of hole number ``hole`` of ``chunks``, or None. When

@@ -1,0 +1,215 @@
+"""Segments: the independent parts of a Python text with several holes.
+
+A check of a text with holes in three functions of a 1,000-line file looks at everything
+between the first hole and the last, and its right context (the text after the hole being
+filled, later holes included) grows with the distance between the holes: the incremental
+engine's closure of that right context took seconds (DESIGN.md §3). Most of that text does not
+matter for the hole being filled: a fixed line at column 0 that starts with `def` or `class`
+between two holes starts a new top-level statement in every valid filling, so what comes
+before it and what comes after it are checked apart.
+
+The cut
+-------
+A *cut* is a line start p in the fixed text strictly between two holes (a chunk c_j,
+1 <= j <= n-1) where
+
+- p lies after the anchor points of c_j (holefill.lexing.anchors: alpha_s, alpha_c), in a
+  chunk that the D lexeme of the hole before it does not pass through, and the line break
+  before p is fixed and no backslash continues it;
+- the line at p starts at column 0 with the keyword `def`, `async def` or `class` followed by
+  fixed text, or with a run of one-line decorators (`@` at column 0) right above such a line;
+- both reference readings of c_j (maximal munch from alpha_s and from alpha_c) reach p and
+  the keyword at lexeme boundaries without an error character and read the keyword there,
+  and the decorators close every bracket they open;
+- in both readings the last line of code before p (blank lines and comments skipped) lies
+  after the hole's own line, is indented, begins with a lexeme of its own (not the rest of
+  a string), closes no bracket it did not open and continues no line: a line of a body.
+
+The text is split at every cut into segments; each is a text with holes of its own (the first
+starts with the document, the last ends with it), its anchor sites those of the document
+restricted to it (the site of c_j ends at p; the part after p starts its segment and, like a
+document's first chunk, has none).
+
+Soundness: if every segment, filled, is valid, the document filled the same way is valid.
+Segment A ends with a fixed line break after which segment B starts at column 0 with a
+statement: by the lemma of holefill.check.window (A and B parse, A ends with a line break,
+B starts at column 0 with a statement) A + B parses, and by induction the whole document.
+The anchor rule holds as well: a valid A ends at a lexeme boundary (the tokenizer meets p
+as the start of a file, and B's first character is no blank that a line break lexeme could
+absorb), so the document's lexemes are A's followed by B's; the rule for c_j concerns only
+positions before p, which A's check enforces, and B's sites are the document's.
+
+Completeness (a cut refuses nothing the document allows): in a valid filling that keeps the
+reading, the lexing has a boundary at alpha_s or alpha_c and is maximal munch from there, so
+it reads the keyword at column 0 after an unescaped line break. A statement keyword cannot
+stand inside brackets, and the decorators above it close what they open, so p is at bracket
+depth 0 at the start of a logical line: a top-level statement starts there. The line of
+code before it is a body line, not a decorator (a decorator must be followed by its
+definition, and an indented line after one is an error): so the statements before p are
+A's, whole, and parse alone, and those from p on are B's. (Without a line of code between
+the hole and p, `@cache` typed into the hole could decorate the fixed definition; a
+decorator whose brackets a hole opens is refused by the bracket rule.)
+
+The checks per token then look at the segment of the hole being filled only; the others are
+checked once per request, and their verdicts do not change while another segment's hole is
+filled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from holefill.lexing.anchors import ERROR, ReferenceLexer, Site
+
+# A line that starts a top-level definition: the keyword and fixed text after it.
+_DEFINITION = re.compile(r"\n((?:async[ \t]+)?def|class)[ \t(:]")
+# How far the readings of one chunk are followed looking for a cut (characters): past it the
+# chunk keeps no cut, which costs speed, never exactness.
+MAX_SCAN = 20_000
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Holes `first` .. `first + len(chunks) - 2` of the document, with the user's text
+    around them (`chunks`) and its anchor sites, numbered by chunk of the segment."""
+
+    first: int
+    chunks: tuple[str, ...]
+    sites: tuple[Site, ...]
+
+    @property
+    def holes(self) -> range:
+        return range(self.first, self.first + len(self.chunks) - 1)
+
+
+def split_segments(language: str, reference: ReferenceLexer | None, chunks: Sequence[str],
+                   sites: Sequence[Site]) -> list[Segment]:
+    """The segments of `chunks` (the user's document, a hole between each pair of chunks)
+    with `sites` its anchor sites (empty: the plain semantics, no readings to keep). One
+    segment (the whole document) for other languages than Python and for one hole."""
+    whole = [Segment(0, tuple(chunks), tuple(sites))]
+    if language != "python" or len(chunks) < 3 or reference is None:
+        return whole
+    by_chunk = {s.chunk: s for s in sites}
+    cuts = {j: p for j in range(1, len(chunks) - 1)
+            if (p := find_cut(reference, chunks[j], by_chunk.get(j), bool(sites))) is not None}
+    if not cuts:
+        return whole
+    out: list[Segment] = []
+    seg_chunks: list[str] = [chunks[0]]
+    seg_sites: list[Site] = []
+    first = 0
+    for j in range(1, len(chunks)):
+        site = by_chunk.get(j)
+        local = len(seg_chunks)
+        if j not in cuts:
+            seg_chunks.append(chunks[j])
+            if site is not None:
+                seg_sites.append(site.moved(local, site.base))
+            continue
+        p = cuts[j]
+        seg_chunks.append(chunks[j][:p])
+        if site is not None:
+            rho = None if site.rho is None else min(site.rho, p)
+            seg_sites.append(replace(site, chunk=local, length=p, rho=rho))
+        out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites)))
+        first = j
+        seg_chunks, seg_sites = [chunks[j][p:]], []
+    out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites)))
+    return out
+
+
+def find_cut(ref: ReferenceLexer, chunk: str, site: Site | None, anchored: bool) -> int | None:
+    """The first cut in `chunk` (fixed text between two holes, with its anchor site), or
+    None. Without anchors (`anchored` False) the plain semantics lets a hole's lexeme run
+    over any fixed text, so no position is sure to start a statement: no cut."""
+    if not anchored or site is None or site.passes or site.base:
+        return None
+    points = [x for x in (site.alpha_s, site.alpha_c) if x is not None]
+    if not points:
+        return None
+    low = max(points)  # (rho bounds a comment from before, which ends at its line anyway)
+    hole_line = chunk.find("\n")
+    cls = None
+    for m in _DEFINITION.finditer(chunk, max(0, low - 1)):
+        keyword = m.start() + 1
+        if keyword > MAX_SCAN:
+            return None
+        p = _decorators_above(chunk, keyword)
+        if p <= low or _continued(chunk, p - 1):
+            continue
+        cls = cls if cls is not None else ref.classes(chunk[: min(len(chunk), MAX_SCAN + 64)])
+        word = len(m.group(1).split()[0])  # `async` starts the lexeme of `async def`
+        if all(_reading_cuts(ref, chunk, cls, start, p, keyword, word, hole_line)
+               for start in points):
+            return p
+    return None
+
+
+def _decorators_above(text: str, keyword: int) -> int:
+    """The start of the run of one-line decorators at column 0 right above the line at
+    `keyword` (itself when there is none)."""
+    p = keyword
+    while p > 0:
+        q = text.rfind("\n", 0, p - 1) + 1
+        if not text.startswith("@", q) or q == 0:
+            return p
+        p = q
+    return p
+
+
+def _continued(text: str, newline: int) -> bool:
+    """The line break at `newline` is escaped by a backslash (the line goes on)."""
+    j = newline - 1
+    if j >= 0 and text[j] == "\r":
+        j -= 1
+    return j >= 0 and text[j] == "\\"
+
+
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def _reading_cuts(ref: ReferenceLexer, chunk: str, cls: Sequence[int], start: int, p: int,
+                  keyword: int, word: int, hole_line: int) -> bool:
+    """Whether the reading of `chunk` by maximal munch from `start` makes p the start of a
+    top-level statement in every valid filling (see the module docstring): it reaches p and
+    `keyword` at lexeme boundaries without an error character, reads the keyword there, the
+    decorators from p on close every bracket they open, and the last line of code before p
+    is an indented line after the hole's own, that begins with its own lexeme, closes no
+    bracket it did not open and continues no line (a body line, which no decorator
+    precedes)."""
+    real: list[tuple[int, int]] = []  # (start, end) of the lexemes of code before `keyword`
+    for a, b, lab in ref.lex(cls, start):
+        if lab == ERROR or a > keyword:
+            return False
+        if a == keyword:
+            if b != keyword + word:
+                return False
+            break
+        if lab not in ref.blank and lab not in ref.comment_like:
+            real.append((a, b))
+    else:
+        return False
+    starts = {a for a, _ in real}
+    if p != keyword and (p not in starts or not _balanced(chunk, real, p, keyword)):
+        return False
+    before = [(a, b) for a, b in real if a < p]
+    if not before:
+        return False
+    line = chunk.rfind("\n", 0, before[-1][0]) + 1
+    first = line + len(chunk[line:]) - len(chunk[line:].lstrip(" \t"))
+    return (line > hole_line >= 0 and first > line and first in starts
+            and not _continued(chunk, line - 1) and _balanced(chunk, real, line, p))
+
+
+def _balanced(chunk: str, real: list[tuple[int, int]], lo: int, hi: int) -> bool:
+    """The lexemes of code in [lo, hi) close no bracket they did not open."""
+    depth = 0
+    for a, b in real:
+        if lo <= a < hi and b - a == 1:
+            depth += (chunk[a] in _OPEN) - (chunk[a] in _CLOSE)
+            if depth < 0:
+                return False
+    return True

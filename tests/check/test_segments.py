@@ -1,0 +1,173 @@
+"""Segments (holefill.check.segments) against CPython: when every segment, filled, parses
+and keeps its reading, the whole filled document parses and keeps its reading (`ast.parse`
+and the anchors of the whole document are the judges); real middles are accepted segment by
+segment; and decoding with segments gives fills that parse.
+
+Data: cuts of standard-library modules of the running interpreter (read directly), with 2 and
+3 spans removed by holefill.datasets' `random_spans` (seeded), kept when the removed text
+leaves the reading around it as it was; random fillings put snippets
+that open and close brackets, strings, blocks and decorators into one hole, or into each.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from tests.check.test_window import MEDIUM, modules, parses
+
+from holefill import Checker, Verdict
+from holefill.check.segments import Segment, split_segments
+from holefill.datasets import cut, random_spans
+
+FRAGMENTS = ["", "x", "pass", "\n", ")", "(", "'''", '"', "#", "\\\n", ":", "]", "@d\n",
+             "\ndef q():\n    pass\n", "\nelse:\n    pass\n", "    return 1\n", "\n\n",
+             "if x:\n", "class K:\n    pass\n", "\n@cache\n"]
+
+
+@pytest.fixture(scope="module")
+def checker() -> Checker:
+    return Checker.for_language("python")
+
+
+def segments_of(checker: Checker, chunks: list[str]) -> list[Segment]:
+    return split_segments("python", checker.lexer.reference, chunks,
+                          list(checker.anchors(chunks).sites))
+
+
+def joined(segments: list[Segment]) -> list[str]:
+    """The document's chunks again: each segment's last chunk runs on into the next one's
+    first."""
+    out: list[str] = []
+    for seg in segments:
+        if out:
+            out[-1] += seg.chunks[0]
+            out.extend(seg.chunks[1:])
+        else:
+            out.extend(seg.chunks)
+    return out
+
+
+def filled(chunks: tuple[str, ...] | list[str], fills: list[str]) -> str:
+    return "".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True))
+
+
+THREE = ["def f(x):\n    y = x\n    return ", "\n    z = 1\n\n\ndef g(y):\n    z = ",
+         "\n    return z\n\n\nclass C:\n    a = ", "\n# done\n"]
+
+
+def test_a_definition_after_a_line_of_code_splits_the_text(checker):
+    segs = segments_of(checker, THREE)
+    assert [seg.holes for seg in segs] == [range(0, 1), range(1, 2), range(2, 3)]
+    assert segs[1].chunks[0].startswith("def g(y):") and segs[2].chunks[0].startswith("class C")
+    assert joined(segs) == THREE
+
+
+def test_segments_keep_the_sites_of_their_chunks(checker):
+    sites = checker.anchors(THREE).sites
+    segs = segments_of(checker, THREE)
+    assert segs[0].sites[0].alpha_s == sites[0].alpha_s
+    assert segs[0].sites[0].length == len(segs[0].chunks[1])
+    assert [s.chunk for seg in segs for s in seg.sites] == [1, 1, 1]
+
+
+def test_no_cut_where_a_hole_may_write_the_definitions_decorator(checker):
+    """Only blank lines and comments between the hole and `def`: `@cache` typed into the
+    hole decorates it, which a cut there would refuse."""
+    chunks = ["def f(x):\n    return x\n", "\n# next\n\ndef g():\n    pass\n", ""]
+    assert len(segments_of(checker, chunks)) == 1
+    assert parses(filled(chunks, ["\n@cache", ""]))
+
+
+def test_no_cut_inside_a_string_the_hole_may_lie_in(checker):
+    """The cursor inside a docstring: the `def` after it is string content in the user's
+    reading."""
+    chunks = ['s = """', '\nx = 1\ndef g():\n    pass\n"""\ny = 2\n', "\nz = 3\n"]
+    assert len(segments_of(checker, chunks)) == 1
+
+
+@pytest.mark.parametrize("chunks", [
+    ["x = 1\n", "\ny = 2 \\\ndef g():\n    pass\n", ""],  # continued line
+    ["x = 1\n", "\ny = 2\n  def g():\n    pass\n", ""],  # not at column 0
+    ["x = 1\n", "\ny = 2\ndefault = 3\n", ""],  # a name that starts with def
+    ["x = 1\n", "\ny = 2\ndef", "():\n    pass\n"],  # the keyword touches a hole
+])
+def test_no_cut_where_the_line_may_not_start_a_definition(checker, chunks):
+    assert len(segments_of(checker, chunks)) == 1
+
+
+def test_no_segments_in_plain_semantics_or_other_languages(checker):
+    assert len(split_segments("python", checker.lexer.reference, THREE, [])) == 1
+    cpp = ["int f() { return ", "; }\nint g() { return ", "; }\n"]
+    assert len(split_segments("cpp", None, cpp, [])) == 1
+
+
+def real_cuts(checker: Checker, holes: int, per_file: int, seed: int) -> list:
+    out = []
+    for name, text in modules(tuple(MEDIUM)):
+        rng = random.Random(f"segments:{seed}:{holes}:{name}")
+        got = 0
+        for _ in range(40 * per_file):
+            if got == per_file:
+                break
+            spans = random_spans(text, holes, rng, 5, 80)
+            if spans is None:
+                continue
+            c = cut(name, text, spans)
+            if checker.keeps_reading(c.chunks, c.middles):
+                out.append(c)
+                got += 1
+    return out
+
+
+@pytest.mark.parametrize("holes", [2, 3])
+def test_filled_segments_that_parse_make_a_document_that_parses(checker, holes):
+    """The lemma, with CPython as the judge: random fillings; whenever each
+    segment filled parses and keeps its reading, the whole document does."""
+    rng = random.Random(holes)
+    split = premises = 0
+    for c in real_cuts(checker, holes, 2, 0):
+        chunks = list(c.chunks)
+        segs = segments_of(checker, chunks)
+        if len(segs) == 1:
+            continue
+        split += 1
+        for _ in range(20):
+            # one hole (or, a third of the time, each) takes a fragment, the rest their text
+            fills = list(c.middles)
+            for i in ([rng.randrange(holes)] if rng.random() < 0.67 else range(holes)):
+                fills[i] = rng.choice(FRAGMENTS)
+            ok = all(parses(filled(seg.chunks, fills[seg.first:seg.first + len(seg.holes)]))
+                     and checker.keeps_reading(list(seg.chunks),
+                                               fills[seg.first:seg.first + len(seg.holes)])
+                     for seg in segs)
+            if ok:
+                premises += 1
+                assert parses(filled(chunks, fills)), (c.name, fills)
+                assert checker.keeps_reading(chunks, fills), (c.name, fills)
+    assert split >= 5, "too few cuts were split to test anything"
+    assert premises >= 10
+
+
+@pytest.mark.parametrize("holes", [2, 3])
+def test_real_middles_are_accepted_segment_by_segment(checker, holes):
+    """Nothing the user's code allows is refused: each segment with its real middles is YES,
+    and each segment's witness completes the whole document."""
+    split = 0
+    for c in real_cuts(checker, holes, 2, 1):
+        chunks = list(c.chunks)
+        segs = segments_of(checker, chunks)
+        if len(segs) == 1:
+            continue
+        split += 1
+        witness: list[str] = []
+        for seg in segs:
+            middles = list(c.middles[seg.first:seg.first + len(seg.holes)])
+            closed = [filled(seg.chunks, middles)]
+            assert checker.check(closed).verdict is Verdict.YES, (c.name, seg.first)
+            res = checker.check(list(seg.chunks), want_witness=True)
+            assert res.verdict is Verdict.YES and res.fills is not None, (c.name, seg.first)
+            witness.extend(res.fills)
+        assert parses(filled(chunks, witness)), (c.name, witness)
+        assert checker.keeps_reading(chunks, witness), (c.name, witness)
+    assert split >= 5
