@@ -24,57 +24,17 @@ import random
 import statistics
 import time
 import warnings
-from collections import Counter, defaultdict
-from collections.abc import Callable
-from typing import Any
+from collections import Counter
 
 from holefill import Checker
+from holefill.bench.metrics import percentile as pct
 from holefill.bench.scaling import build_file, token_splitter
-from holefill.check import incremental as inc
+from holefill.bench.stages import Stages
 from holefill.datasets import cut, random_spans
 from holefill.decode.completer import request_checks
 from holefill.decode.loop import DecodeSettings
 from holefill.lexing.anchors import Anchors
 from holefill.models import default_model_path
-
-
-def pct(xs: list[float], p: float) -> float:
-    if not xs:
-        return float("nan")
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]
-
-
-class Stages:
-    """Wall time per stage of the engine, by wrapping its functions."""
-
-    def __init__(self) -> None:
-        self.ms: dict[str, float] = defaultdict(float)
-        self.undo: list[Callable[[], None]] = []
-
-    def wrap(self, owner: Any, name: str, label: str) -> None:
-        inner = getattr(owner, name)
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                self.ms[label] += (time.perf_counter() - t0) * 1e3
-
-        setattr(owner, name, timed)
-        self.undo.append(lambda: setattr(owner, name, inner))
-
-    def __enter__(self) -> Stages:
-        self.wrap(inc.LeftParse, "set_text", "left: lex + layout + Earley")
-        self.wrap(inc.RightContext, "_build", "right: product + closure (new entry)")
-        self.wrap(inc, "build_junction", "junction (incl. new entries)")
-        self.wrap(inc.NativeParser, "query", "query (Up tables + exits)")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for undo in reversed(self.undo):
-            undo()
 
 
 def cuts_of(text: str, holes: int, n: int, seed: int, checker: Checker) -> list:
@@ -110,10 +70,11 @@ def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> 
                 for c in cuts_of(text, holes, n_cuts, 0, checker):
                     chunks = list(c.chunks)
                     t0 = time.perf_counter()
-                    parts = request_checks(checker, chunks, settings)
-                    # the request's first check: every segment (the other holes' included)
-                    for seg, constraint in parts[1:]:
-                        constraint.verdict(list(seg.chunks), list(seg.sites))
+                    with stages.phase("prep"):
+                        parts = request_checks(checker, chunks, settings)
+                        # the request's first check: every segment (the other holes' included)
+                        for seg, constraint in parts[1:]:
+                            constraint.verdict(list(seg.chunks), list(seg.sites))
                     seg, constraint = parts[0]
                     engine, window, sites = constraint.engine, constraint.window, seg.sites
                     setup = (time.perf_counter() - t0) * 1e3
@@ -122,7 +83,8 @@ def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> 
                     for k, end in enumerate(split(middle)):
                         state = [seg.chunks[0] + middle[:end], *seg.chunks[1:]]
                         t0 = time.perf_counter()
-                        got = engine.verdict(state, sites)
+                        with stages.phase("prep" if k == 0 else "token"):
+                            got = engine.verdict(state, sites)
                         ms = (time.perf_counter() - t0) * 1e3
                         (prep if k == 0 else step).append(ms + (setup if k == 0 else 0))
                         answers[got.value if got is not None else "fallback"] += 1
@@ -149,10 +111,8 @@ def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> 
                       f"{pct(step, .99):.1f} | "
                       + (f"{statistics.median(cls):.1f} / {pct(cls, .9):.1f}" if cls else "-")
                       + f" | {statistics.median(parse):.2f} | {dict(answers)} |", flush=True)
-    total = sum(stages.ms.values())
-    print("\nwhere the engine's time went (all sizes):")
-    for label, ms in sorted(stages.ms.items(), key=lambda kv: -kv[1]):
-        print(f"  {label:42s} {ms:9.0f} ms  {100 * ms / total:5.1f}%")
+    print("\nwhere the engine's time went (all sizes; prep: the first check of a request):")
+    print("\n".join(stages.lines()))
 
 
 def main() -> None:

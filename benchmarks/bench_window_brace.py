@@ -29,36 +29,11 @@ import time
 from collections.abc import Callable
 
 from holefill import Checker, Verdict
+from holefill.bench.scaling import cpp_file
 from holefill.check import window_brace
 from holefill.check.incremental import IncrementalCheck
 from holefill.check.window import find_window, left_start
-from holefill.datasets import (
-    TREE_SITTER_REJECTS_CPP,
-    Cut,
-    cut,
-    humaneval_cpp_programs,
-    json_documents,
-)
-
-
-def cpp_file(target_lines: int, seed: int, namespaced: bool) -> str:
-    """HumanEval-X C++ programs in a seeded order, repeated as needed, up to the target."""
-    programs = [t for name, t in humaneval_cpp_programs() if name not in TREE_SITTER_REJECTS_CPP]
-    rng = random.Random(seed)
-    heads: dict[str, None] = {}
-    parts, lines, k = [], 0, 0
-    while lines < target_lines:
-        text = rng.choice(programs)
-        text = text if text.endswith("\n") else text + "\n"
-        if namespaced:
-            kept = text.splitlines(keepends=True)
-            heads.update(dict.fromkeys(x for x in kept if x.lstrip().startswith("#")))
-            code = "".join(x for x in kept if not x.lstrip().startswith("#"))
-            text = f"namespace t{k} {{\n{code}}}\n"
-        parts.append(text)
-        lines += text.count("\n")
-        k += 1
-    return "".join(heads) + "".join(parts)
+from holefill.datasets import Cut, cut, json_documents
 
 
 def json_file(target_lines: int, seed: int) -> str:

@@ -187,6 +187,24 @@ static void hf_parser__free_up(HfSet *s) {
   }
 }
 
+void hf_parser_forget(HfParser *self, const HfRight *right) {
+  if (self == NULL) return;
+  for (size_t k = 0; k < self->sets.size; k++) {
+    HfUpTable **link = &self->sets.contents[k].up;
+    while (*link != NULL) {
+      HfUpTable *t = *link;
+      if (t->right != right) {
+        link = &t->next;
+        continue;
+      }
+      *link = t->next;
+      hf_free(t->syms);
+      hf_free(t->bits);
+      hf_free(t);
+    }
+  }
+}
+
 void hf_parser_delete(HfParser *self) {
   if (self == NULL) return;
   for (size_t k = 0; k < self->sets.size; k++) hf_parser__free_up(&self->sets.contents[k]);

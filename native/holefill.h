@@ -317,6 +317,12 @@ HfVerdict hf_parser_query(HfParser *self, const HfRight *right, int32_t n_juncti
                           const int32_t *edges, size_t n_edges, const int32_t *exits,
                           size_t n_exits, const HfLimits *limits);
 
+/* Drops what the parser derived for `right` (its tables are keyed by the context's address
+ * and version).  Call it before hf_right_delete for every context the parser queried: a
+ * context allocated later at the same address, with the same version, would otherwise be
+ * answered from the deleted one's tables. */
+void hf_parser_forget(HfParser *self, const HfRight *right);
+
 /* Message of the last HF_ERROR ("" otherwise), owned by the parser. */
 const char *hf_parser_last_error(const HfParser *self);
 

@@ -44,7 +44,9 @@ def test_quick_run_writes_the_report_the_results_and_the_plots(quick_run: Path) 
         assert heading in report
     results = json.loads((quick_run / "results.json").read_text(encoding="utf-8"))
     assert set(results["plots"]) == {"scaling_file_size", "scaling_holes", "validity",
-                                     "time_per_token"}
+                                     "time_per_token", "pass_at_1"}
+    assert "## Functional correctness: pass@1" in report
+    assert "### Published figures of other FIM models" in report
     for name in results["plots"].values():
         assert (quick_run / name).read_bytes().startswith(PNG)
         assert f"]({name})" in report
@@ -56,7 +58,8 @@ def test_constrained_with_witness_is_always_valid_and_the_oracles_accept_the_ori
     rows = {(r["key"], r["mode"]): r for r in results["by_language"]}
     assert {lang for lang, _ in rows} == {"python", "cpp", "json"}
     for lang, oracle in PRIMARY.items():
-        assert {m for k, m in rows if k == lang} == {"Ref.", "Van.", "Con.-", "Con.", "Chk."}
+        assert {m for k, m in rows if k == lang} == {"Ref.", "Van.", "Con.-", "Con.", "Con.p",
+                                                     "Chk."}
         # a result the loop marks verified is valid; unverified ones are reported, and a
         # witness that fails its own re-check (python_layout rendering) makes one
         assert rows[lang, "Con."][f"valid {oracle} if verified"] in (100.0, None)
@@ -69,6 +72,40 @@ def test_constrained_with_witness_is_always_valid_and_the_oracles_accept_the_ori
     if rows["cpp", "Ref."]["valid g++"] is not None:  # g++ installed
         assert rows["cpp", "Ref."]["valid g++"] == 100.0
         assert rows["cpp", "Ref."]["pass"] == 100.0
+
+
+def test_quick_run_tests_every_humaneval_infilling_split_and_the_originals_pass(
+        quick_run: Path) -> None:
+    results = json.loads((quick_run / "results.json").read_text(encoding="utf-8"))
+    groups = {(r["key"], r["mode"]): r for r in results["by_group"]}
+    for split in ("single-line", "multi-line", "random-span", "random-span-light"):
+        for mode in ("Ref.", "Van.", "Con.-", "Con.", "Con.p", "Chk."):
+            assert groups[f"python {split}", mode]["pass"] is not None, (split, mode)
+        assert groups[f"python {split}", "Ref."]["pass"] == 100.0
+        assert groups[f"python {split}", "Con."]["valid ast.parse if verified"] in (100.0, None)
+    assert set(results["paired_with_vanilla"]["Con."]) >= {"python single-line", "cpp span 1h"}
+    assert "test sandbox" in results["environment"]
+
+
+def test_constrained_fills_swallow_no_fixed_code_and_the_report_counts_them(
+        quick_run: Path) -> None:
+    """Issue 13: the bench reports fills that swallowed fixed code per mode, 0 for Con.
+    (CPython's tokenize judges, Python samples only)."""
+    results = json.loads((quick_run / "results.json").read_text(encoding="utf-8"))
+    rows = {(r["key"], r["mode"]): r for r in results["by_language"]}
+    assert rows["python", "Con."]["swallowed"] == 0
+    assert rows["python", "Ref."]["swallowed"] == 0
+    for mode in ("Van.", "Con.-", "Con.p", "Chk."):
+        assert rows["python", mode]["swallowed"] is not None
+    assert rows["cpp", "Con."]["swallowed"] is None  # not judged
+    judged = [s for s in results["samples"] if s["language"] == "python" and not s["error"]]
+    assert judged and all(s["swallowed"] is not None for s in judged)
+    groups = {(r["key"], r["mode"]): r for r in results["by_group"]}
+    for split in ("single-line", "multi-line", "random-span", "random-span-light"):
+        assert groups[f"python {split}", "Con."]["swallowed"] == 0
+    report = (quick_run / "report.md").read_text(encoding="utf-8")
+    assert "| swallowed Con. |" in report and "| swallowed Con.p |" in report
+    assert "Fills that swallowed fixed code, over all Python samples" in report
 
 
 def test_scaling_replays_only_completable_states(quick_run: Path) -> None:

@@ -140,3 +140,30 @@ def test_accepts_agrees_with_the_checker_on_a_chain(g, word):
         assert want is CoreVerdict.NO
         return
     assert parser.accepts() is (want is CoreVerdict.YES)
+
+
+@SETTINGS
+@given(st.lists(problems(), min_size=2, max_size=4), st.booleans())
+def test_one_parser_answers_each_new_right_context_like_a_fresh_parser(seq, forget):
+    """Right contexts made and dropped one after another (an engine's cache evicting them)
+    while one parser lives: each is answered as a fresh parser answers it. Before the parser
+    kept and forgot the contexts it queried, a new one allocated where a dropped one had been
+    (same address, same version) was answered from the dropped one's tables."""
+    g = seq[0][0]
+    ng = native(g)
+    parser = NativeParser(ng)
+    for problem in seq:
+        _, _, n_j, j_edges, n_r, split, r_edges, finals, exits = problem
+        if max(max((a, b) for a, _, b, _ in r_edges or [(0, 0, 0, 0)])) >= n_r:
+            continue
+        r_edges = [(a, lab % g.n_terminals if lab >= 0 else -1, b, w)
+                   for a, lab, b, w in r_edges]
+        exits = [(a, lab % g.n_terminals if lab >= 0 else -1, r) for a, lab, r in exits]
+        j_edges = [(a, lab % g.n_terminals if lab >= 0 else -1, b, w)
+                   for a, lab, b, w in j_edges]
+        right = right_context(ng, n_r, split, r_edges, finals, blocks=False)
+        want = NativeParser(ng).query(right, n_j, j_edges, flat_exits(exits))
+        assert parser.query(right, n_j, j_edges, flat_exits(exits)) is want
+        if forget:
+            parser.forget(right)
+        del right

@@ -91,14 +91,16 @@ def timed_ms(fn: Callable[..., T], *args: Any) -> tuple[T, float]:
             gc.enable()
 
 
-def parse_times(text: str, repeat: int) -> dict[str, list[float]]:
-    """ms per full re-parse of `text` with `ast.parse` and with tree-sitter-python."""
-    out: dict[str, list[float]] = {"ast.parse": [], "tree-sitter": []}
+def parse_times(text: str, repeat: int, language: str = "python") -> dict[str, list[float]]:
+    """ms per full re-parse of `text` with tree-sitter, and for Python with `ast.parse`."""
+    out: dict[str, list[float]] = {"ast.parse": []} if language == "python" else {}
+    out["tree-sitter"] = []
     with warnings.catch_warnings():  # invalid escapes in old code warn; not what we time
         warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
         for _ in range(repeat):
-            out["ast.parse"].append(timed_ms(ast.parse, text)[1])
-            out["tree-sitter"].append(timed_ms(ts_parse, "python", text)[1])
+            if language == "python":
+                out["ast.parse"].append(timed_ms(ast.parse, text)[1])
+            out["tree-sitter"].append(timed_ms(ts_parse, language, text)[1])
     return out
 
 

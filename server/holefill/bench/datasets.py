@@ -6,6 +6,9 @@
 - C++: HumanEval-X, `declaration + canonical_solution` with 1, 2, 3 random spans of 5-100
   characters removed (the diffusion paper's MRI protocol); the task's `test` checks function.
 - JSON: generated documents with 1, 2, 3 random spans removed.
+- HumanEval-Infilling (``bench.infilling``): a fixed sample of each split (every task in the full
+  preset), the task's tests run on the filled program. A single-line task's filling ends at
+  the end of its first line (the task removes one line), in every mode.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import random
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 from holefill.datasets import (
     TREE_SITTER_REJECTS_CPP,
@@ -26,6 +30,7 @@ from holefill.datasets import (
 )
 
 from .config import BenchConfig
+from .infilling import sample_tasks
 
 HOLES = (1, 2, 3)
 PYTHON_SHAPES = ("span", "boundary", "line")
@@ -35,20 +40,51 @@ TS_CANNOT_JUDGE = TREE_SITTER_REJECTS_CPP
 
 @dataclass(frozen=True)
 class Sample:
-    group: str  # "python span 2h", "cpp span 1h", ...
+    group: str  # "python span 2h", "cpp span 1h", "python single-line", ...
     language: str
     shape: str
     holes: int
     cut: Cut
-    test: str = field(default="", repr=False)  # C++: the HumanEval-X test program (main)
+    # the tests: C++ the HumanEval-X test program (main); Python the task's check and its call
+    test: str = field(default="", repr=False)
+    max_new_tokens: int | None = None  # per hole; None: the run's
+    decode: tuple[tuple[str, Any], ...] = ()  # further Completer.fill keywords
+    loose_exact: bool = False  # exact match ignores blanks at line ends and trailing newlines
 
     @property
     def name(self) -> str:
         return self.cut.name
 
+    def program(self, fills: list[str]) -> str:
+        """The filled file followed by its tests (what the functional oracle runs)."""
+        filled = self.cut.filled(fills)
+        return f"{filled}\n\n{self.test}" if self.language == "python" else filled
+
+    def exact(self, fills: list[str]) -> bool:
+        if not self.loose_exact:
+            return tuple(fills) == self.cut.middles
+        return [_loose(f) for f in fills] == [_loose(m) for m in self.cut.middles]
+
+
+def _loose(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
 
 def build_samples(config: BenchConfig) -> list[Sample]:
-    """Every group of the decoding run, in a fixed order."""
+    """Every group of the decoding run's suites, in a fixed order."""
+    out: list[Sample] = []
+    if "stdlib" in config.suites:
+        out += stdlib_samples(config)
+    if "cpp" in config.suites:
+        out += cpp_samples(config.cpp_per_group, config.seed)
+    if "json" in config.suites:
+        out += json_samples(config.json_per_group, config.seed)
+    if "infilling" in config.suites:
+        out += infilling_samples(config)
+    return out
+
+
+def stdlib_samples(config: BenchConfig) -> list[Sample]:
     with warnings.catch_warnings():  # listing the stdlib parses old code that only warns
         warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
         stdlib_files(config.python_max_lines)
@@ -58,8 +94,23 @@ def build_samples(config: BenchConfig) -> list[Sample]:
             cuts = python_cuts(shape, config.python_per_group, seed=config.seed, holes=k,
                                max_lines=config.python_max_lines)
             out += [Sample(f"python {shape} {k}h", "python", shape, k, c) for c in cuts]
-    out += cpp_samples(config.cpp_per_group, config.seed)
-    out += json_samples(config.json_per_group, config.seed)
+    return out
+
+
+def infilling_samples(config: BenchConfig) -> list[Sample]:
+    """The HumanEval-Infilling sample of every split, with its tests and token budget."""
+    budgets = dict(config.infilling_max_new_tokens)
+    out: list[Sample] = []
+    for split in config.infilling_splits:
+        for task in sample_tasks(split, config.infilling_per_split, config.seed):
+            cut = Cut(task.task_id, (task.prompt, task.suffix), (task.canonical,))
+            test = f"{task.test}\n\ncheck({task.entry_point})\n"
+            decode = (("multiline", False),) if split == "single-line" else ()
+            # whole-line splits: a line break or blanks at a line end are not a difference;
+            # in a random span they may be (indentation before code of the suffix)
+            out.append(Sample(f"python {split}", "python", "humaneval", 1, cut, test,
+                              budgets.get(split), decode,
+                              loose_exact=split in ("single-line", "multi-line")))
     return out
 
 

@@ -7,6 +7,13 @@ with empty holes for a cursor) with those it reads in the filled file: every tok
 inside a chunk, but the first and the last of each chunk, must reappear with the same type
 and text at the same place relative to its chunk. A filling that turns fixed code into string
 or comment content (or back) fails this.
+
+`lenient=True` is for fillings that may leave the file invalid (the bench's unconstrained
+modes): the filled file's tokens are those CPython reads before its tokenizer gives up. A
+string left open at the end of the file reads nothing after its quotes, so the fixed text
+after it counts as swallowed; a bracket left open at the end only turns line ends into NL (not
+compared); an indentation error stops the comparison at its line (the tokens after it are not
+judged, so an unconstrained filling's count is a lower bound).
 """
 
 from __future__ import annotations
@@ -20,13 +27,17 @@ _LAYOUT = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, toke
            tokenize.ENCODING}
 
 
-def _tokens(text: str) -> list[tuple[int, int, int, str]] | None:
-    """(start offset, end offset, type, text) per non-layout token, or None when CPython's
-    tokenizer rejects the text."""
+Token = tuple[int, int, int, str]  # start offset, end offset, type, text
+
+
+def _tokens(text: str, lenient: bool = False) -> tuple[list[Token], int] | None:
+    """The non-layout tokens and the offset up to which they are complete (the text's length,
+    or with `lenient` the start of the line of an indentation error); None when CPython's
+    tokenizer rejects the text and `lenient` is off."""
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
-    out = []
+    out: list[Token] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type in _LAYOUT:
@@ -34,9 +45,15 @@ def _tokens(text: str) -> list[tuple[int, int, int, str]] | None:
             a = starts[tok.start[0] - 1] + tok.start[1]
             b = starts[tok.end[0] - 1] + tok.end[1]
             out.append((a, b, tok.type, tok.string))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return None
-    return out
+    except IndentationError as exc:  # a SyntaxError: before the general case
+        if not lenient:
+            return None
+        at = exc.lineno or len(starts)
+        return out, starts[min(at, len(starts)) - 1]
+    except (tokenize.TokenError, SyntaxError):
+        if not lenient:
+            return None
+    return out, len(text)
 
 
 def _chunk_starts(chunks: Sequence[str], middles: Sequence[str]) -> list[int]:
@@ -48,23 +65,28 @@ def _chunk_starts(chunks: Sequence[str], middles: Sequence[str]) -> list[int]:
 
 
 def python_tokens_kept(chunks: Sequence[str], original: Sequence[str],
-                       fills: Sequence[str]) -> bool | None:
+                       fills: Sequence[str], *, lenient: bool = False) -> bool | None:
     """Whether every interior token of every chunk of the original file (`chunks` filled with
     `original`: the removed text, or "" per hole for a cursor) is in the file filled with
-    `fills`, unchanged and in place. None when CPython cannot tokenize the original."""
-    before = _tokens("".join(c + m for c, m in zip(chunks, [*original, ""], strict=True)))
-    if before is None:
+    `fills`, unchanged and in place. None when CPython cannot tokenize the original. Without
+    `lenient` a filled file CPython cannot tokenize is False; with it, see the module doc."""
+    read = _tokens("".join(c + m for c, m in zip(chunks, [*original, ""], strict=True)))
+    if read is None:
         return None
-    after = _tokens("".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True)))
-    if after is None:
+    before = read[0]
+    got = _tokens("".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True)), lenient)
+    if got is None:
         return False
+    after, judged_to = got
     old_at, new_at = _chunk_starts(chunks, original), _chunk_starts(chunks, fills)
-    found = {(a, b, t, s) for a, b, t, s in after}
+    found = set(after)
     for j, chunk in enumerate(chunks):
         lo, hi = old_at[j], old_at[j] + len(chunk)
         inside = [tok for tok in before if lo <= tok[0] and tok[1] <= hi]
         shift = new_at[j] - old_at[j]
         for a, b, t, s in inside[1:-1]:
+            if b + shift > judged_to:
+                return True
             if (a + shift, b + shift, t, s) not in found:
                 return False
     return True

@@ -36,6 +36,12 @@ def share(flags: Sequence[bool | None]) -> float:
     return 100.0 * sum(judged) / len(judged) if judged else math.nan
 
 
+def count(flags: Sequence[bool | None]) -> int | None:
+    """How many True among the judged; None when none was judged."""
+    judged = [f for f in flags if f is not None]
+    return sum(judged) if judged else None
+
+
 def rows(records: Sequence[Record], key: Callable[[Record], str]) -> list[dict[str, Any]]:
     """One row per (key, mode), in first-seen key order and report mode order."""
     keys = list(dict.fromkeys(key(r) for r in records))
@@ -64,7 +70,9 @@ def row(recs: Sequence[Record], van: Sequence[Record]) -> dict[str, Any]:
         **{f"valid {o} if verified": share([r.valid.get(o) for r in recs if r.verified])
            for o in ORACLES[language]},
         "exact": share([r.exact for r in recs]),
-        "pass": share([r.passed for r in recs]) if language == "cpp" else math.nan,
+        "pass": share([r.passed for r in recs]),
+        # fills that swallowed fixed code (Python: CPython's tokenize; None: not judged)
+        "swallowed": count([r.swallowed for r in recs]),
         "tokens": statistics.mean(r.tokens for r in recs),
         "rejected": statistics.mean(r.rejected for r in recs),
         "witness": share([bool(r.completed_by) and "witness" in r.completed_by for r in recs]),
@@ -98,3 +106,20 @@ def overhead(recs: Sequence[Record], van: Sequence[Record]) -> dict[str, float]:
         "overhead_e2e": sum(r.total_s for r in recs) / van_s if van_s else math.nan,
         "overhead_per_token": mine / base if base else math.nan,
     }
+
+
+def paired(records: Sequence[Record], key: Callable[[Record], str], mode: str,
+           base: str = VANILLA.name) -> dict[str, dict[str, int]]:
+    """Per key: on how many samples ``mode`` passes the tests where ``base`` fails (gains), and
+    the reverse (losses), counting only samples whose tests ran in both modes."""
+    out: dict[str, dict[str, int]] = {}
+    runs = {(key(r), r.sample, r.mode): r.passed for r in records if r.passed is not None}
+    for (k, sample, m), passed in runs.items():
+        if m != mode or (k, sample, base) not in runs:
+            continue
+        other = runs[k, sample, base]
+        row = out.setdefault(k, {"n": 0, "gains": 0, "losses": 0})
+        row["n"] += 1
+        row["gains"] += passed and not other
+        row["losses"] += other and not passed
+    return out

@@ -4,6 +4,10 @@
 - Con.-: constrained, no witness completion: when the model stalls or runs out of tokens the
   filling stays as it is (`on_stuck="stop"`), so the output may be incomplete.
 - Con. : constrained, completed by the checker's witness when the model did not close a hole.
+  The text outside the holes keeps its reading (holefill.lexing.anchors): no filling may turn
+  the user's code into string or comment content.
+- Con.p: Con. with the plain grammar semantics of the papers (`anchored=False`): any filling
+  after which the file parses, including one that swallows fixed code into a string.
 - Chk. : "checked unconstrained": Van.'s output, each filling then cut back to its longest
   prefix after which an oracle accepts the file (else the empty filling). What a plain
   completion engine with a post-hoc syntax check would show.
@@ -28,8 +32,9 @@ class Mode:
 VANILLA = Mode("Van.", {"constrained": False})
 CON_MINUS = Mode("Con.-", {"constrained": True, "on_stuck": "stop"})
 CON = Mode("Con.", {"constrained": True, "on_stuck": "witness"})
+CON_PLAIN = Mode("Con.p", {"constrained": True, "on_stuck": "witness", "anchored": False})
 CHECKED = Mode("Chk.", derived=True)
-MODES = (VANILLA, CON_MINUS, CON, CHECKED)
+MODES = (VANILLA, CON_MINUS, CON, CON_PLAIN, CHECKED)
 MODEL_MODES = tuple(m for m in MODES if not m.derived)
 
 

@@ -5,6 +5,9 @@
   also runs C++'s semantic analysis (names, types): stricter than "parses". Functional: the
   filled program compiled with the task's `test` (its `main`) and run under a time limit.
 - JSON: `json.loads`.
+- HumanEval-Infilling: the filled task with its tests, run by `python -I -S -B` in the sandbox
+  of `bench.sandbox` (separate process, limits, scratch folder, no network where possible).
+  The compiled C++ tests run in the same sandbox.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from . import sandbox
 
 # The oracle column names, per language, in report order.
 ORACLES: dict[str, tuple[str, ...]] = {
@@ -90,20 +95,35 @@ def gpp_syntax_ok(text: str, timeout_s: float) -> bool:
 
 
 def cpp_passes(program: str, test: str, compile_timeout_s: float, run_timeout_s: float) -> bool:
-    """Compile program + test with g++ and run it: True iff every assert held in time."""
+    """Compile program + test with g++ and run it in the sandbox: True iff every assert held
+    in time."""
     with tempfile.TemporaryDirectory(prefix="holefill-bench-") as tmp:
         src, exe = Path(tmp, "main.cpp"), Path(tmp, "main")
         src.write_text(program + "\n" + test, encoding="utf-8")
         try:
             built = subprocess.run(["g++", *GPP_FLAGS, "-O0", "-o", str(exe), str(src)],
                                    capture_output=True, timeout=compile_timeout_s)
-            if built.returncode != 0:
-                return False
-            ran = subprocess.run([str(exe)], capture_output=True, timeout=run_timeout_s,
-                                 cwd=tmp)
         except subprocess.TimeoutExpired:
             return False
-    return ran.returncode == 0
+        if built.returncode != 0:
+            return False
+        exe.chmod(0o755)
+        return sandbox.run_sandboxed([str(exe)], Path(tmp), run_timeout_s).passed
+
+
+def python_verdicts(programs: Iterable[str], timeout_s: float) -> dict[str, bool]:
+    """program -> its tests passed, each run once in the sandbox, in parallel."""
+    unique = list(dict.fromkeys(programs))
+
+    def one(program: str) -> bool:
+        return sandbox.run_python(program, timeout_s).passed
+
+    with ThreadPoolExecutor(max_workers=_workers()) as pool:
+        return dict(zip(unique, pool.map(one, unique), strict=True))
+
+
+def _workers() -> int:
+    return max(1, min(8, os.cpu_count() or 1))
 
 
 def judge(language: str, text: str) -> dict[str, bool | None]:
@@ -127,6 +147,5 @@ def gpp_verdicts(jobs: Iterable[tuple[str, str]], compile_timeout_s: float,
         passed = syntax and cpp_passes(program, test, compile_timeout_s, run_timeout_s)
         return syntax, passed
 
-    workers = max(1, min(8, os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ThreadPoolExecutor(max_workers=_workers()) as pool:
         return dict(zip(unique, pool.map(one, unique), strict=True))

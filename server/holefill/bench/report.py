@@ -6,9 +6,10 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from . import published
 from .baselines import MaskRun
 from .metrics import median, percentile
-from .plots import PRIMARY_ORACLE
+from .plots import PRIMARY_ORACLE, functional_rows
 from .results import BenchResults
 from .scaling import Cell
 
@@ -30,9 +31,9 @@ def table(head: Sequence[str], body: Iterable[Sequence[str]]) -> str:
 def render(res: BenchResults) -> str:
     parts = [_header(res), _setup(res)]
     if res.by_language:
-        parts += [_summary(res), _headline(res), _groups(res)]
+        parts += [_summary(res), *_functional(res), _headline(res), _groups(res)]
     if res.cells:
-        parts += [_scaling(res), _baselines(res)]
+        parts += [_scaling(res), _baselines(res), _stages(res)]
     parts.append(_notes(res))
     return "\n\n".join(p.rstrip() for p in parts) + "\n"
 
@@ -50,11 +51,23 @@ def _setup(res: BenchResults) -> str:
     rows += [["preset", "quick" if cfg.quick else "full"],
              ["samples per group", f"python {cfg.python_per_group}, cpp {cfg.cpp_per_group}, "
                                    f"json {cfg.json_per_group}"],
+             ["HumanEval-Infilling", _infilling_setup(cfg)],
              ["python files", f"standard library, <= {cfg.python_max_lines} lines"],
              ["decoding", f"greedy, max {cfg.max_new_tokens} new tokens per hole, top-k "
                           f"{cfg.top_k}, seed {cfg.seed}"],
              ["wall time", ", ".join(f"{k} {v:.0f} s" for k, v in res.wall_s.items())]]
     return "## Setup\n\n" + table(["", ""], rows)
+
+
+def _infilling_setup(cfg: Any) -> str:
+    if not cfg.infilling_splits:
+        return "not run"
+    each = ("every task" if cfg.infilling_per_split is None
+            else f"a fixed sample of {cfg.infilling_per_split} tasks (seed {cfg.seed})")
+    budgets = ", ".join(f"{k} {v}" for k, v in cfg.infilling_max_new_tokens
+                        if k in cfg.infilling_splits)
+    return (f"{', '.join(cfg.infilling_splits)}: {each} per split; max new tokens {budgets}; "
+            f"tests time out after {cfg.run_timeout_s:.0f} s")
 
 
 def _summary(res: BenchResults) -> str:
@@ -63,22 +76,152 @@ def _summary(res: BenchResults) -> str:
         row = next((r for r in res.by_language if r["key"] == lang and r["mode"] == mode), {})
         return row.get(key)
 
-    head = ["language", "n", "oracle", "valid % Van.", "Con.-", "Con.", "Chk.",
+    head = ["language", "n", "oracle", "valid % Van.", "Con.-", "Con.", "Con.p", "Chk.",
             "g++ % Van. / Con.", "tests pass % Van. / Con.", "exact % Van. / Con.",
+            "swallowed fixed code Van. / Con. / Con.p",
             "Con. check ms/token", "Con. check ms p99", "Con. e2e × Van."]
     body = []
     for lang in dict.fromkeys(r["key"] for r in res.by_language):
         valid = f"valid {PRIMARY_ORACLE[lang]}"
         body.append([lang, str(get(lang, "Van.", "n")), PRIMARY_ORACLE[lang],
-                     *(fmt(get(lang, m, valid)) for m in ("Van.", "Con.-", "Con.", "Chk.")),
+                     *(fmt(get(lang, m, valid))
+                       for m in ("Van.", "Con.-", "Con.", "Con.p", "Chk.")),
                      *(f"{fmt(get(lang, 'Van.', k))} / {fmt(get(lang, 'Con.', k))}"
                        for k in ("valid g++", "pass", "exact")),
+                     " / ".join(fmt(get(lang, m, "swallowed")) for m in ("Van.", "Con.", "Con.p")),
                      fmt(get(lang, "Con.", "check_ms_per_token"), 2),
                      fmt(get(lang, "Con.", "check_ms_p99"), 2),
                      fmt(get(lang, "Con.", "overhead_e2e"), 2)])
     return "## Summary\n\n" + table(head, body) + (
         f"\n\n![validity per mode]({res.plots.get('validity', '')})"
         f"\n\n![time per token]({res.plots.get('time_per_token', '')})")
+
+
+FUNCTIONAL_MODES = ("Van.", "Con.-", "Con.", "Con.p", "Chk.")
+
+
+def functional_table(res: BenchResults) -> str:
+    """pass@1, validity, exact match and fills that swallowed fixed code per tested split and
+    mode, with Con. against Van. ("" when no tests ran); the table the command prints."""
+    rows = functional_rows(res.by_group)
+    if not rows:
+        return ""
+
+    def get(group: str, mode: str, key: str) -> Any:
+        row = next((r for r in rows if r["key"] == group and r["mode"] == mode), {})
+        return row.get(key)
+
+    head = ["split", "n", *(f"pass@1 % {m}" for m in FUNCTIONAL_MODES),
+            *(f"valid % {m}" for m in FUNCTIONAL_MODES),
+            *(f"exact % {m}" for m in FUNCTIONAL_MODES),
+            *(f"swallowed {m}" for m in FUNCTIONAL_MODES),
+            "Con. vs Van. (tasks won / lost)", "Con. per token × Van.", "Con. check ms/token",
+            "Con. witness %"]
+    body = []
+    paired = res.paired.get("Con.", {})
+    for g in dict.fromkeys(r["key"] for r in rows):
+        lang = get(g, "Van.", "language")
+        valid = f"valid {PRIMARY_ORACLE[lang]}"
+        duel = paired.get(g, {})
+        body.append([g, str(get(g, "Van.", "n")),
+                     *(fmt(get(g, m, key)) for key in ("pass", valid, "exact", "swallowed")
+                       for m in FUNCTIONAL_MODES),
+                     f"+{duel.get('gains', 0)} / -{duel.get('losses', 0)}",
+                     fmt(get(g, "Con.", "overhead_per_token"), 2),
+                     fmt(get(g, "Con.", "check_ms_per_token"), 2),
+                     fmt(get(g, "Con.", "witness"))])
+    return table(head, body)
+
+
+def _functional(res: BenchResults) -> list[str]:
+    """pass@1, validity and exact match per tested split, side by side, and Con. against Van.
+    (an empty list when no tests ran)."""
+    rows = functional_rows(res.by_group)
+    if not rows:
+        return []
+
+    def get(group: str, mode: str, key: str) -> Any:
+        row = next((r for r in rows if r["key"] == group and r["mode"] == mode), {})
+        return row.get(key)
+
+    groups = list(dict.fromkeys(r["key"] for r in rows))
+    paired = res.paired.get("Con.", {})
+    verdict = _con_vs_van(groups, lambda g, m: get(g, m, "pass"), paired)
+    text = (
+        "## Functional correctness: pass@1\n\n"
+        "HumanEval-Infilling (Python; the filled program runs the task's `check`) and the "
+        "HumanEval-X C++ spans (compiled with the task's `main`). One greedy filling per task, "
+        "so pass@1 is the share of tasks whose tests pass. Validity: `ast.parse` for Python, "
+        "tree-sitter for C++. Exact match on the single- and multi-line splits ignores blanks "
+        "at line ends and trailing newlines (random spans: exact). A single-line task's "
+        "filling stops at the end of its first line (in every mode). `swallowed`: fills after "
+        "which CPython's `tokenize` no longer finds every token of the fixed text (but the "
+        "first and last of each chunk) unchanged in place: fixed code became string or "
+        "comment content, or was otherwise re-read (C++: not judged, `-`). Con. keeps the "
+        "reading of the fixed text (anchored); Con.p is Con. with the papers' plain grammar "
+        "semantics. `Con. vs Van.`: tasks Con. passes and Van. fails / the reverse. "
+        f"Tests ran in a sandbox: {res.environment.get('test sandbox', '-')}.\n\n"
+        + functional_table(res) + "\n\n" + verdict + " " + _swallowed_line(res))
+    if res.plots.get("pass_at_1"):
+        text += f"\n\n![pass@1 per split and mode]({res.plots['pass_at_1']})"
+    return [text, _published(res, lambda g, m: get(g, m, "pass"), groups)]
+
+
+def _published(res: BenchResults, get: Any, groups: Sequence[str]) -> str:
+    """Published pass@1 of other FIM models beside this run's, with the sources."""
+    model = res.environment.get("model", "this run's model").split(" (")[0]
+
+    def ours(group: str, mode: str = "Con.") -> str:
+        return fmt(get(group, mode)) if group in groups else "-"
+
+    py = [[f.model, "yes" if f.open_weights else "no", fmt(f.single_line), fmt(f.multi_line),
+           fmt(f.random_span), "Bavarian et al. 2022, Table 4"]
+          for f in published.HUMANEVAL_INFILLING]
+    py.append([f"**{model}, this run, Con. (Van.)**", "yes",
+               *(f"{ours(f'python {s}')} ({ours(f'python {s}', 'Van.')})"
+                 for s in ("single-line", "multi-line", "random-span")), "this report"])
+    cpp = [[c.model, str(c.holes), fmt(c.van), fmt(c.con_minus), fmt(c.con)]
+           for c in published.HUMANEVAL_X_CPP_SPANS]
+    cpp += [[f"**{model}, this run**", str(k), ours(f"cpp span {k}h", "Van."),
+             ours(f"cpp span {k}h", "Con.-"), ours(f"cpp span {k}h")] for k in (1, 2, 3)]
+    return "\n\n".join([
+        "### Published figures of other FIM models",
+        "Not measured here: read from the cited tables, under their own protocols (sampling, "
+        "samples per task, prompt format), so they place this run's numbers rather than rank "
+        "them. HumanEval-Infilling pass@1 %, from " + published.FIM_PAPER + ":",
+        table(["model", "open weights", "single-line", "multi-line", "random-span", "source"],
+              py),
+        "HumanEval-X C++ spans, pass@1 %, from " + published.MRI_PAPER + ":",
+        table(["model", "holes", "Van.", "Con.-", "Con."], cpp)])
+
+
+def _swallowed_line(res: BenchResults) -> str:
+    """Fills that swallowed fixed code per mode, over every Python sample of the run."""
+    rows = [r for r in res.by_language if r["key"] == "python" and r["mode"] != "Ref."]
+    if not rows:
+        return ""
+    return ("Fills that swallowed fixed code, over all Python samples of this run (" +
+            str(rows[0]["n"]) + " per mode): " +
+            ", ".join(f"{r['mode']} {fmt(r.get('swallowed'))}" for r in rows) + ".")
+
+
+def _con_vs_van(groups: Sequence[str], get: Any, paired: dict[str, dict[str, int]]) -> str:
+    """The sentence that says whether Con. ever lost pass@1 against Van., and where it gained."""
+    lost = [g for g in groups if _num(get(g, "Con.")) < _num(get(g, "Van."))]
+    gained = [g for g in groups if _num(get(g, "Con.")) > _num(get(g, "Van."))]
+    head = ("**Con. loses pass@1 against Van. on no split.**" if not lost else
+            "**Con. loses pass@1 against Van. on: " + ", ".join(
+                f"{g} ({fmt(get(g, 'Con.'))} vs {fmt(get(g, 'Van.'))})" for g in lost) + ".**")
+    gains = ("It gains on: " + ", ".join(
+        f"{g} (+{fmt(_num(get(g, 'Con.')) - _num(get(g, 'Van.')))} points, "
+        f"{paired.get(g, {}).get('gains', 0)} task(s) won)" for g in gained) + "."
+             if gained else "It gains on no split.")
+    lost_tasks = sum(paired.get(g, {}).get("losses", 0) for g in groups)
+    return (f"{head} {gains} Tasks Van. passes and Con. fails, over all splits: {lost_tasks}.")
+
+
+def _num(x: Any) -> float:
+    return -1.0 if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
 def _valid_cols(row: dict[str, Any]) -> list[str]:
@@ -88,15 +231,15 @@ def _valid_cols(row: dict[str, Any]) -> list[str]:
 
 
 QUALITY_HEAD = ["mode", "n", "valid %", "g++ -fsyntax-only %", "exact %", "tests pass %",
-                "tokens", "rejected", "witness %", "unverified %", "errors"]
+                "swallowed", "tokens", "rejected", "witness %", "unverified %", "errors"]
 TIME_HEAD = ["mode", "check ms/token (median)", "check ms p50", "p90", "p99", "checks",
              "model ms/token", "end-to-end s/sample (median)", "e2e × Van.", "per token × Van."]
 
 
 def _quality(row: dict[str, Any]) -> list[str]:
     return [row["mode"], str(row["n"]), *_valid_cols(row), fmt(row["exact"]), fmt(row["pass"]),
-            fmt(row["tokens"]), fmt(row["rejected"]), fmt(row["witness"]),
-            fmt(row["unverified"]), str(row["errors"])]
+            fmt(row.get("swallowed")), fmt(row["tokens"]), fmt(row["rejected"]),
+            fmt(row["witness"]), fmt(row["unverified"]), str(row["errors"])]
 
 
 def _time(row: dict[str, Any]) -> list[str]:
@@ -119,10 +262,10 @@ def _headline(res: BenchResults) -> str:
 
 
 def _groups(res: BenchResults) -> str:
-    head = ["group", "mode", "n", "valid %", "g++ %", "exact %", "pass %", "tokens",
-            "rejected", "check ms/token", "e2e s (median)", "e2e × Van."]
+    head = ["group", "mode", "n", "valid %", "g++ %", "exact %", "pass %", "swallowed",
+            "tokens", "rejected", "check ms/token", "e2e s (median)", "e2e × Van."]
     body = [[r["key"], r["mode"], str(r["n"]), *_valid_cols(r), fmt(r["exact"]),
-             fmt(r["pass"]), fmt(r["tokens"]), fmt(r["rejected"]),
+             fmt(r["pass"]), fmt(r.get("swallowed")), fmt(r["tokens"]), fmt(r["rejected"]),
              fmt(r["check_ms_per_token"], 2), fmt(r["e2e_s_median"], 2),
              fmt(r["overhead_e2e"], 2)]
             for r in res.by_group if r["mode"] != "Ref."]
@@ -131,51 +274,91 @@ def _groups(res: BenchResults) -> str:
 
 def _cell_row(c: Cell) -> list[str]:
     verdicts = ", ".join(f"{k} {v}" for k, v in sorted(c.verdicts.items())) or "-"
+    if c.fallbacks:
+        verdicts += f" ({c.fallbacks} by the classic check)"
     if c.budget_hit:
         verdicts += " (budget hit)"
-    return [str(c.lines), str(c.holes) if c.holes else "-", c.variant, str(len(c.times_ms)),
-            fmt(median(c.times_ms), 2), fmt(percentile(c.times_ms, 0.9), 2),
-            fmt(percentile(c.times_ms, 0.99), 2), verdicts,
-            fmt(median(c.window_ms), 1) if c.window_ms else "-",
+    if c.note:
+        verdicts += f"; {c.note}"
+    once = c.prep_ms or c.window_ms
+    return [c.language, str(c.lines), str(c.holes) if c.holes else "-", c.variant,
+            str(len(c.times_ms)), fmt(median(c.times_ms), 3), fmt(percentile(c.times_ms, 0.9), 3),
+            fmt(percentile(c.times_ms, 0.99), 3), verdicts,
+            fmt(median(once), 1) if once else "-",
             fmt(median([float(n) for n in c.checked_chars]), 0) if c.checked_chars else "-"]
 
 
 def _scaling(res: BenchResults) -> str:
-    head = ["lines", "holes", "variant", "n", "ms median", "p90", "p99", "verdicts",
-            "window ms (once)", "chars checked"]
-    cells = sorted(res.cells, key=lambda c: (c.lines, c.holes, c.variant))
+    head = ["language", "lines", "holes", "variant", "n", "ms median", "p90", "p99", "verdicts",
+            "once per request ms", "chars checked"]
+    cells = sorted(res.cells, key=lambda c: (c.language != "python", c.language, c.lines,
+                                             c.holes, c.variant))
     return "\n\n".join([
         "## Scaling: check time per token vs file size and holes",
         f"![per-token check time vs file size]({res.plots.get('scaling_file_size', '')})",
         f"![per-token check time vs holes]({res.plots.get('scaling_holes', '')})",
         "One check per replayed token (the removed text, split by the model's tokenizer); every "
         "state is completable, so every verdict should be yes (`unknown`: the step budget ran "
-        "out; never read as no). `window ms` is the one-time cost of finding the window per "
-        "request (for llguidance: consuming the prefix). A cell stops once it has used its "
-        f"time budget ({res.config.cell_budget_s:.0f} s, at least one check).",
+        "out; never read as no). `engine` is the default decoding path (request_checks: "
+        "windows, segments and an incremental engine per part; checks it leaves to the classic "
+        "check are counted and timed with it); `whole`, `window` and `prefix` run the classic "
+        "check from nothing per token. `once per request` is what a request pays before its "
+        "first token: for `engine` its preparation (windows, segments, and the first check of "
+        "every part, no cache across requests), for the classic variants finding the window, "
+        "for llguidance consuming the prefix. A cell stops once it has used its time budget "
+        f"({res.config.cell_budget_s:.0f} s, at least one check).",
         table(head, [_cell_row(c) for c in cells])])
 
 
 def _baselines(res: BenchResults) -> str:
-    sizes = sorted({(c.target, c.lines) for c in res.cells})
-    cols = [("window", 1), ("prefix", 1), ("whole", 1), ("ast.parse", 0), ("tree-sitter", 0),
-            ("llguidance", 1)]
-    head = ["lines", "holefill windowed", "holefill prefix-only", "holefill whole file",
+    def cell(language: str, target: int, variant: str, holes: int) -> Cell | None:
+        return next((c for c in res.cells if c.language == language and c.target == target
+                     and c.variant == variant and c.holes == holes and c.times_ms), None)
+
+    def med(c: Cell | None, digits: int = 2) -> str:
+        return fmt(median(c.times_ms), digits) if c else "-"
+
+    head = ["language", "lines", "holes", "engine median", "p90", "p99", "prep median",
+            "prep max", "classic window", "classic whole file", "prefix only",
             "ast.parse re-parse", "tree-sitter re-parse", "llguidance mask"]
     body = []
-    for target, lines in sizes:
-        row = [str(lines)]
-        for variant, holes in cols:
-            cell = next((c for c in res.cells if c.target == target and c.variant == variant
-                         and c.holes == holes), None)
-            row.append(fmt(median(cell.times_ms), 2) if cell and cell.times_ms else "-")
-        body.append(row)
+    keys = sorted({(c.language, c.target, c.lines, c.holes) for c in res.cells if c.holes},
+                  key=lambda k: (k[0] != "python", k))
+    for language, target, lines, holes in keys:
+        eng = cell(language, target, "engine", holes)
+        body.append([
+            language, str(lines), str(holes), med(eng, 3),
+            fmt(percentile(eng.times_ms, 0.9), 3) if eng else "-",
+            fmt(percentile(eng.times_ms, 0.99), 3) if eng else "-",
+            fmt(median(eng.prep_ms), 1) if eng and eng.prep_ms else "-",
+            fmt(max(eng.prep_ms), 1) if eng and eng.prep_ms else "-",
+            *(med(cell(language, target, v, holes)) for v in ("window", "whole", "prefix")),
+            *(med(cell(language, target, v, 0)) for v in ("ast.parse", "tree-sitter")),
+            med(cell(language, target, "llguidance", holes), 3)])
     return "\n\n".join([
-        "## Baselines, per token, one hole (median ms)",
-        "Measured in the same run on the same files and states as the scaling table. A "
-        "re-parse answers only \"is the file valid now?\"; llguidance computes a mask over the "
-        "whole vocabulary for prefix-only generation, with a layout-free Python-ish grammar.",
+        "## Baselines side by side, per token (ms)",
+        "Measured in the same run on the same files and states as the scaling table (medians "
+        "unless p90/p99; `-`: not measured for this language or hole count). The engine's "
+        "prep is the request's preparation (first check of every part, windows and segments "
+        "included); the first request of a cell also pays cold caches, hence prep max. A "
+        "re-parse answers only \"is the file valid now?\" and does not depend on the holes; "
+        "llguidance computes a mask over the whole vocabulary for prefix-only generation, with "
+        "a layout-free Python-ish grammar (no C++ grammar for it here).",
         table(head, body), _guidance_summary(res)])
+
+
+def _stages(res: BenchResults) -> str:
+    if not res.stages:
+        return ""
+    body = [[phase, stage, fmt(ms, 1), fmt(pct, 1)] for phase, stage, ms, pct in res.stages]
+    return "\n\n".join([
+        "## Where the engine's time goes",
+        "Wall time of the engine cells above by stage (holefill.bench.stages), summed over all "
+        "sizes and hole counts of a language: `prep` is the requests' preparation, `token` the "
+        "per-token checks. Times are exclusive (a right context's new entry built inside the "
+        "junction counts as the right's), so a phase's stages and `other` add up to its time; "
+        "the classic check counts where the engine fell back to it or a window sweep called it.",
+        table(["phase", "stage", "ms", "% of phase"], body)])
 
 
 def _guidance_summary(res: BenchResults) -> str:
@@ -199,15 +382,20 @@ def _notes(res: BenchResults) -> str:
 
 - **Modes.** Van.: the model unconstrained. Con.-: constrained, no witness completion (a hole
   the model did not close stays as generated). Con.: constrained, completed by the checker's
-  witness. Chk.: Van.'s output cut back to the longest prefix after which the oracle accepts
-  the file, else empty (several holes: one filling cut while the others stay free or empty,
-  then lengthened back; see holefill/bench/modes.py). For C++ the cut uses tree-sitter (g++
-  per prefix is too slow), so Chk.'s g++ and test columns are the independent ones.
+  witness; the text outside the holes keeps its reading (no filling turns fixed code into
+  string or comment content). Con.p: Con. with the plain grammar semantics of the papers
+  (`anchored=False`: any filling after which the file parses). Chk.: Van.'s output cut back
+  to the longest prefix after which the oracle accepts the file, else empty (several holes:
+  one filling cut while the others stay free or empty, then lengthened back; see
+  holefill/bench/modes.py). For C++ the cut uses tree-sitter (g++ per prefix is too slow), so
+  Chk.'s g++ and test columns are the independent ones.
 - **Oracles.** Python `ast.parse`; C++ tree-sitter-cpp (no ERROR/MISSING node) and
   `g++ -std=c++17 -fsyntax-only` (which also checks names and types, so it is stricter than
-  syntax); JSON `json.loads`. Tests: the filled program compiled with the task's `test` and
-  run with a time limit. HumanEval-X CPP/38 is not a program (excluded); tree-sitter rejects
-  the canonical CPP/22 and CPP/137, so they are left out too.
+  syntax); JSON `json.loads`. Tests: for C++ the filled program compiled with the task's
+  `test` and run with a time limit; for HumanEval-Infilling `prompt + filling + suffix`, the
+  task's `test` and `check(entry_point)` run by a sandboxed Python (holefill/bench/sandbox.py).
+  HumanEval-X CPP/38 is not a program (excluded); tree-sitter rejects the canonical CPP/22 and
+  CPP/137, so they are left out too.
 - **Times.** Every completability check of the decoding loop is timed (p50/p90/p99 pool all
   checks, rejected candidates included); check ms/token = check time of a sample / tokens it
   generated; witness searches count in end-to-end time only. Each fill starts without a
@@ -216,6 +404,12 @@ def _notes(res: BenchResults) -> str:
   generated token / Van.'s model time per token. Decoding times run with Python's garbage
   collector on (as in the server); the scaling and baseline timings pause it per timed call,
   as `timeit` does, since a collection pass scales with all the process holds.
+- **Swallowed fixed code** (Python). CPython's `tokenize` reads the original file (removed
+  text put back) and the filled one; a fill swallowed fixed code when a token of a chunk, but
+  its first and last (which may touch a hole), is not found with the same type and text at
+  the same place (holefill/bench/kept.py). An invalid filled file is read as far as the
+  tokenizer gets: an unterminated string at the end swallows all after it; past an
+  indentation error nothing is judged (a lower bound for Van. and Chk.).
 - **Unverified.** A result the loop marks unverified (a check ran out of budget, or a witness
   failed its own re-check) carries no guarantee; the column shows how often that happened.
 - **llguidance grammar.** Derived at run time from `grammars/python.lark` by

@@ -25,9 +25,12 @@ class BenchResults:
     cells: list[Cell] = field(default_factory=list)
     guidance: dict[str, Any] = field(default_factory=dict)  # version, vocab, error
     guidance_files: list[MaskRun] = field(default_factory=list)
+    stages: list[tuple[str, str, float, float]] = field(default_factory=list)  # Stages.rows
     parts: tuple[str, ...] = ()
     wall_s: dict[str, float] = field(default_factory=dict)
     plots: dict[str, str] = field(default_factory=dict)  # what -> file name
+    # mode -> group -> {n, gains, losses}: the mode's tests against Van.'s on the same samples
+    paired: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = _clean({
@@ -37,9 +40,12 @@ class BenchResults:
             "wall_s": self.wall_s,
             "by_language": self.by_language,
             "by_group": self.by_group,
+            "paired_with_vanilla": self.paired,
             "scaling": [dataclasses.asdict(c) for c in self.cells],
             "llguidance": {**self.guidance,
                            "files": [dataclasses.asdict(r) for r in self.guidance_files]},
+            "engine_stages": [dict(zip(("phase", "stage", "ms", "percent"), r, strict=True))
+                              for r in self.stages],
             "samples": [r.summary() for r in self.records],
             "plots": self.plots,
         })

@@ -17,6 +17,7 @@ from holefill.errors import HolefillError
 from . import oracles
 from .config import BenchConfig
 from .datasets import Sample
+from .kept import python_tokens_kept
 from .modes import CHECKED, MODEL_MODES, VANILLA, Mode, checked_fills
 
 REFERENCE = "Ref."  # the removed text put back: checks that the oracles accept the originals
@@ -42,7 +43,10 @@ class Record:
     oracle_calls: int = 0  # Chk.: oracle runs spent cutting the fillings
     error: str = ""  # the fill raised (e.g. our grammar rejected the fixed text)
     valid: dict[str, bool | None] = field(default_factory=dict)
-    passed: bool | None = None  # C++: the task's tests pass
+    passed: bool | None = None  # the task's tests pass (HumanEval-X C++, HumanEval-Infilling)
+    # Python: a token of the fixed text (but a chunk's first and last) is not in the filled
+    # file unchanged (bench.kept, CPython's tokenize); None: not judged (other languages)
+    swallowed: bool | None = None
 
     def summary(self) -> dict[str, Any]:
         """The record without the fillings and check times, for results.json."""
@@ -139,9 +143,11 @@ def _fill(comp: Any, sample: Sample, mode: Mode, config: BenchConfig,
     rec = Record(cut.name, sample.group, sample.language, sample.holes, mode.name,
                  [""] * sample.holes, exact=False)
     t0 = time.perf_counter()
+    budget = sample.max_new_tokens or config.max_new_tokens
     try:
-        res = comp.fill(list(cut.chunks), sample.language, max_new_tokens=config.max_new_tokens,
-                        top_k=config.top_k, seed=config.seed, **mode.options)
+        res = comp.fill(list(cut.chunks), sample.language, max_new_tokens=budget,
+                        top_k=config.top_k, seed=config.seed, **dict(sample.decode),
+                        **mode.options)
     except HolefillError as exc:  # counted as a failure of the mode, shown in the report
         rec.error = f"{type(exc).__name__}: {exc}"[:200]
         rec.total_s = time.perf_counter() - t0
@@ -149,7 +155,7 @@ def _fill(comp: Any, sample: Sample, mode: Mode, config: BenchConfig,
         return rec
     rec.check_ms = probe.take()
     rec.fills = list(res.fills)
-    rec.exact = tuple(res.fills) == cut.middles
+    rec.exact = sample.exact(rec.fills)
     rec.tokens, rec.rejected = int(res.stats["tokens"]), int(res.stats["rejected"])
     rec.model_s, rec.total_s = res.stats["model_s"], res.stats["total_s"]
     rec.verified = res.verified
@@ -164,7 +170,7 @@ def _checked(sample: Sample, van: Record) -> Record:
     cut = checked_fills(sample.cut, van.fills, oracles.fast_judge(sample.language))
     spent = time.perf_counter() - t0
     return Record(van.sample, van.group, van.language, van.holes, CHECKED.name, cut.fills,
-                  exact=tuple(cut.fills) == sample.cut.middles, tokens=van.tokens,
+                  exact=sample.exact(cut.fills), tokens=van.tokens,
                   rejected=van.rejected, model_s=van.model_s, total_s=van.total_s + spent,
                   ended_by=van.ended_by, completed_by=van.completed_by,
                   oracle_calls=cut.oracle_calls, error=van.error)
@@ -172,18 +178,41 @@ def _checked(sample: Sample, van: Record) -> Record:
 
 def judge_records(records: list[Record], samples: Sequence[Sample],
                   config: BenchConfig) -> None:
-    """Fill in every record's oracle verdicts (g++ in parallel, for all C++ records at once)."""
+    """Fill in every record's oracle verdicts, then run the tests: g++ and the sandboxed
+    Python runs in parallel, for all records at once."""
     by_name = {s.name: s for s in samples}
     for rec in records:
-        rec.valid = oracles.judge(rec.language, by_name[rec.sample].cut.filled(rec.fills))
+        cut = by_name[rec.sample].cut
+        rec.valid = oracles.judge(rec.language, cut.filled(rec.fills))
+        if not rec.error:  # a mode that raised filled nothing: not judged
+            rec.swallowed = swallowed(rec.language, cut.chunks, cut.middles, rec.fills)
+    tested = [r for r in records if r.language == "python" and by_name[r.sample].test]
+    if tested:
+        programs = {id(r): by_name[r.sample].program(r.fills) for r in tested}
+        runs = oracles.python_verdicts(programs.values(), config.run_timeout_s)
+        for rec in tested:
+            rec.passed = runs[programs[id(rec)]]
     cpp = [r for r in records if r.language == "cpp"]
     if not cpp or not oracles.have_gpp():
         return
-    jobs = {id(r): (by_name[r.sample].cut.filled(r.fills), by_name[r.sample].test) for r in cpp}
+    jobs = {id(r): (by_name[r.sample].program(r.fills), by_name[r.sample].test) for r in cpp}
     verdicts = oracles.gpp_verdicts(jobs.values(), config.gpp_timeout_s, config.run_timeout_s)
     for rec in cpp:
         syntax, passed = verdicts[jobs[id(rec)]]
         rec.valid["g++"], rec.passed = syntax, passed
+
+
+def swallowed(language: str, chunks: Sequence[str], middles: Sequence[str],
+              fills: Sequence[str]) -> bool | None:
+    """Did the fillings swallow fixed code? Python only: CPython's tokenize reads the original
+    file (the removed text put back) and the filled one, and a token of a chunk (but its first
+    and last, which may touch a hole) that is not found unchanged in place was swallowed into
+    a string or comment, or otherwise re-read. Leniently: an invalid filled file is read as
+    far as CPython's tokenizer gets (holefill.bench.kept)."""
+    if language != "python":
+        return None
+    kept = python_tokens_kept(chunks, middles, fills, lenient=True)
+    return None if kept is None else not kept
 
 
 def _progress_line(done: int, total: int, sample: Sample, recs: Sequence[Record]) -> str:

@@ -1,22 +1,30 @@
 """Per-token check time against file size and number of holes: the curve our performance work
 is judged by.
 
-Files of 100 to 10,000 lines are standard-library modules concatenated in a seeded order (the
-last one cut after a top-level statement, so every file parses). In each, k random spans
+Python files of 100 to 10,000 lines are standard-library modules concatenated in a seeded
+order (the last one cut after a top-level statement, so every file parses); C++ files are
+HumanEval-X programs one after another (`cpp_file`). In each, k random spans
 (5-100 characters) are removed, and generation of the first hole is replayed token by token
 (the removed text, split by the model's tokenizer): one check per token, as when the model's
 first candidate is accepted. Every such state is completable (the removed text completes it),
 so every answer should be "yes".
 
-Variants: `whole` checks the whole file; `window` checks only the window around the holes
-(holefill.check.window), computed once per request as the decoding loop does; `prefix` is
-left-to-right generation without a suffix (the file cut at the hole), windowed: the setting
-of the llguidance baseline.
+Variants: `engine` is the default decoding path: the request's checks as decoding builds them
+(holefill.decode.completer.request_checks: windows, segments, an incremental engine per part),
+the first check of every part once per request (`prep_ms`: what a request pays before its
+first token), then one check of the first hole's part per token. The classic checks, once
+per token from nothing: `whole` checks the whole file; `window` checks only the window around
+the holes (holefill.check.window), computed once per request as the decoding loop does;
+`prefix` (Python) is left-to-right generation without a suffix (the file cut at the hole),
+windowed: the setting of the llguidance baseline. The naive baselines re-parse the whole file
+per token (Python: `ast.parse` and tree-sitter; C++: tree-sitter), and llguidance computes a
+prefix-only mask (Python only: its grammar is derived from ours, holefill.bench.baselines).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import random
 import time
@@ -27,19 +35,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from holefill.datasets import Cut, cut, random_spans, stdlib_files
+from holefill.datasets import (
+    TREE_SITTER_REJECTS_CPP,
+    Cut,
+    cut,
+    humaneval_cpp_programs,
+    random_spans,
+    stdlib_files,
+)
 
 from .baselines import Guidance, mask_times, parse_times, timed_ms
 from .config import BenchConfig
-from .datasets import HOLES
+from .stages import Stages
 
 CHECK_VARIANTS = ("whole", "window", "prefix")
+ENGINE = "engine"
 Splitter = Callable[[str], list[int]]
 
 
 @dataclass
 class Cell:
-    variant: str  # whole, window, prefix, ast.parse, tree-sitter, llguidance
+    variant: str  # engine, whole, window, prefix, ast.parse, tree-sitter, llguidance
     target: int  # the size asked for (lines)
     lines: int  # the size built
     holes: int  # 0: does not depend on holes
@@ -49,6 +65,9 @@ class Cell:
     checked_chars: list[int] = field(default_factory=list)  # what each check looked at
     budget_hit: bool = False
     note: str = ""
+    language: str = "python"
+    prep_ms: list[float] = field(default_factory=list)  # engine: the request's first checks
+    fallbacks: int = 0  # engine: per-token checks the engine left to the classic check
 
 
 def build_file(target_lines: int, seed: int, max_file_lines: int = 400) -> str:
@@ -85,6 +104,45 @@ def _head_statements(text: str, max_lines: int) -> str:
     return "".join(text.splitlines(keepends=True)[:fit])
 
 
+def cpp_file(target_lines: int, seed: int, namespaced: bool = False) -> str:
+    """HumanEval-X C++ programs (those tree-sitter accepts) in a seeded order, repeated as
+    needed, until the file has at least `target_lines` lines. `namespaced`: each program in
+    its own namespace, the preprocessor lines gathered at the top."""
+    programs = [t for name, t in humaneval_cpp_programs() if name not in TREE_SITTER_REJECTS_CPP]
+    rng = random.Random(seed)
+    heads: dict[str, None] = {}
+    parts: list[str] = []
+    lines = 0
+    while lines < target_lines:
+        text = rng.choice(programs)
+        text = text if text.endswith("\n") else text + "\n"
+        if namespaced:
+            kept = text.splitlines(keepends=True)
+            heads.update(dict.fromkeys(x for x in kept if x.lstrip().startswith("#")))
+            code = "".join(x for x in kept if not x.lstrip().startswith("#"))
+            text = f"namespace t{len(parts)} {{\n{code}}}\n"
+        parts.append(text)
+        lines += text.count("\n")
+    return "".join(heads) + "".join(parts)
+
+
+def scaling_file(language: str, target_lines: int, config: BenchConfig) -> str:
+    if language == "cpp":
+        return cpp_file(target_lines, config.seed)
+    return build_file(target_lines, config.seed, config.python_max_lines)
+
+
+def variants(language: str, holes: int) -> tuple[str, ...]:
+    """The check variants measured for a language and hole count (C++ has no `prefix` cell:
+    its baseline there, llguidance, runs on Python only; its whole-file check, linear in the
+    file, is measured for one hole)."""
+    if language == "python":
+        classic = CHECK_VARIANTS if holes == 1 else CHECK_VARIANTS[:2]
+    else:
+        classic = CHECK_VARIANTS[:2] if holes == 1 else CHECK_VARIANTS[1:2]
+    return (ENGINE, *classic)
+
+
 def token_splitter(tokenizer_json: Path | None) -> Splitter:
     """Character offsets after each token of a text (the model's tokenizer; 4-character steps
     when it cannot be loaded)."""
@@ -105,26 +163,32 @@ def token_splitter(tokenizer_json: Path | None) -> Splitter:
 
 
 def run_scaling(config: BenchConfig, splitter: Splitter, guidance: Guidance,
-                log: Callable[[str], None] | None = None) -> list[Cell]:
+                log: Callable[[str], None] | None = None,
+                stages: Stages | None = None) -> list[Cell]:
+    """Every cell of every language, size and hole count; `stages` (open) gets the stage
+    profile of the engine cells, by phase "<language> prep" and "<language> token"."""
     from holefill.check.checker import Checker
 
-    checker = Checker.for_language("python")
     cells: list[Cell] = []
-    for target in config.sizes:
-        text = build_file(target, config.seed, config.python_max_lines)
-        lines = text.count("\n")
-        cells += _parse_cells(text, target, lines, config.steps_per_cut)
-        for k in HOLES:
-            cuts = _cuts(text, k, target, config, checker)
-            variants = CHECK_VARIANTS if k == 1 else CHECK_VARIANTS[:2]
-            for variant in variants:
-                cell = Cell(variant, target, lines, k)
-                _measure(checker, cell, cuts, splitter, config)
-                cells.append(cell)
-                if log is not None:
-                    log(_line(cell))
-            if k == 1 and guidance.ok:
-                cells.append(_guidance_cell(guidance, cuts, target, lines, config))
+    for language in config.scaling_languages:
+        checker = Checker.for_language(language)
+        for target in config.sizes:
+            text = scaling_file(language, target, config)
+            lines = text.count("\n")
+            cells += _parse_cells(language, text, target, lines, config.steps_per_cut)
+            for k in config.scaling_holes:
+                cuts = _cuts(text, k, target, config, checker)
+                for variant in variants(language, k):
+                    cell = Cell(variant, target, lines, k, language=language)
+                    if variant == ENGINE:
+                        _measure_engine(checker, cell, cuts, splitter, config, stages)
+                    else:
+                        _measure(checker, cell, cuts, splitter, config)
+                    cells.append(cell)
+                    if log is not None:
+                        log(_line(cell))
+                if k == 1 and guidance.ok and language == "python":
+                    cells.append(_guidance_cell(guidance, cuts, target, lines, config))
     return cells
 
 
@@ -132,7 +196,8 @@ def _cuts(text: str, holes: int, target: int, config: BenchConfig, checker: Any)
     """Seeded random spans whose removed text keeps the reading of the text around it (a
     span that opens a string the text after closes is no state decoding can reach with
     anchors, holefill.lexing.anchors)."""
-    rng = random.Random(f"scaling:{config.seed}:{target}:{holes}")
+    tag = "" if checker.language == "python" else f"{checker.language}:"
+    rng = random.Random(f"scaling:{tag}{config.seed}:{target}:{holes}")
     out: list[Cut] = []
     for _ in range(50 * config.cuts_per_cell):
         if len(out) == config.cuts_per_cell:
@@ -146,9 +211,11 @@ def _cuts(text: str, holes: int, target: int, config: BenchConfig, checker: Any)
     return out
 
 
-def _parse_cells(text: str, target: int, lines: int, repeat: int) -> list[Cell]:
-    return [Cell(name, target, lines, 0, times, checked_chars=[len(text)] * len(times))
-            for name, times in parse_times(text, repeat).items()]
+def _parse_cells(language: str, text: str, target: int, lines: int,
+                 repeat: int) -> list[Cell]:
+    return [Cell(name, target, lines, 0, times, checked_chars=[len(text)] * len(times),
+                 language=language)
+            for name, times in parse_times(text, repeat, language).items()]
 
 
 def _measure(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
@@ -161,7 +228,7 @@ def _measure(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
     for c in cuts:
         chunks = [c.chunks[0], ""] if cell.variant == "prefix" else list(c.chunks)
         t0 = time.perf_counter()
-        window = Window() if cell.variant == "whole" else find_window("python", chunks)
+        window = Window() if cell.variant == "whole" else find_window(cell.language, chunks)
         cell.window_ms.append((time.perf_counter() - t0) * 1e3)
         # as decoding does: the reading to keep is the document's before any text is typed
         anchors = checker.anchors(window.apply(chunks))
@@ -179,6 +246,56 @@ def _measure(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
     cell.verdicts = dict(verdicts)
 
 
+def _measure_engine(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
+                    config: BenchConfig, stages: Stages | None) -> None:
+    """The decoding loop's checks (holefill.decode.completer.request_checks with the default
+    settings): per cut, the request's preparation (windows, segments, engines, and the first
+    check of every part, as Completer.fill starts) timed once, then one check of the first
+    hole's part per replayed token. A new engine per request: no cache across requests."""
+    from holefill.decode.completer import request_checks
+    from holefill.decode.loop import DecodeSettings
+
+    settings = DecodeSettings()
+    verdicts: Counter[str] = Counter()
+    prep_verdicts: Counter[str] = Counter()
+    start = time.perf_counter()
+
+    def prepare(chunks: list[str]) -> list[Any]:
+        parts = request_checks(checker, chunks, settings)
+        for seg, constraint in parts:
+            prep_verdicts[constraint.verdict(list(seg.chunks), list(seg.sites)).value] += 1
+        return parts
+
+    for c in cuts:
+        with _phase(stages, f"{cell.language} prep"):
+            parts, ms = timed_ms(prepare, list(c.chunks))
+        cell.prep_ms.append(ms)
+        seg, constraint = next(p for p in parts if 0 in p[0].holes)
+        sites = list(seg.sites)
+        before = constraint.classic
+        middle = c.middles[0]
+        for end in splitter(middle)[: config.steps_per_cut]:
+            state = [seg.chunks[0] + middle[:end], *seg.chunks[1:]]
+            with _phase(stages, f"{cell.language} token"):
+                got, ms = timed_ms(constraint.verdict, state, sites)
+            cell.times_ms.append(ms)
+            verdicts[got.value] += 1
+            if time.perf_counter() - start > config.cell_budget_s:
+                cell.budget_hit = True
+                break
+        cell.fallbacks += constraint.classic - before
+        if cell.budget_hit:
+            break
+    cell.verdicts = dict(verdicts)
+    if set(prep_verdicts) - {"yes"}:
+        cell.note = "first checks of the requests: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(prep_verdicts.items()))
+
+
+def _phase(stages: Stages | None, name: str) -> contextlib.AbstractContextManager[None]:
+    return contextlib.nullcontext() if stages is None else stages.phase(name)
+
+
 def _guidance_cell(g: Guidance, cuts: Sequence[Cut], target: int, lines: int,
                    config: BenchConfig) -> Cell:
     cell = Cell("llguidance", target, lines, 1)
@@ -194,5 +311,7 @@ def _guidance_cell(g: Guidance, cuts: Sequence[Cut], target: int, lines: int,
 def _line(cell: Cell) -> str:
     from .metrics import median
 
-    return (f"scaling {cell.variant:<7} {cell.lines:>6} lines {cell.holes}h: "
-            f"{median(cell.times_ms):9.2f} ms/check over {len(cell.times_ms)} {cell.verdicts}")
+    prep = f", prep {median(cell.prep_ms):.1f} ms" if cell.prep_ms else ""
+    return (f"scaling {cell.language:<6} {cell.variant:<7} {cell.lines:>6} lines {cell.holes}h: "
+            f"{median(cell.times_ms):9.3f} ms/check over {len(cell.times_ms)} {cell.verdicts}"
+            f"{prep}")

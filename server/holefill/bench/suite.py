@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from . import baselines, metrics, plots, report
-from .config import FULL, QUICK, BenchConfig
+from .config import FULL, INFILLING_SPLITS, QUICK, BenchConfig
 from .datasets import build_samples
-from .options import DEFAULT_OUTPUT, PARTS
+from .modes import MODEL_MODES
+from .options import DEFAULT_OUTPUT, PARTS, SUITES
 from .results import BenchResults
 from .runner import log_stderr, run_decoding
 from .scaling import run_scaling, token_splitter
+from .stages import Stages
 
 
 def config_from(args: argparse.Namespace) -> BenchConfig:
@@ -33,6 +35,16 @@ def config_from(args: argparse.Namespace) -> BenchConfig:
         changes["max_new_tokens"] = args.max_new_tokens
     if args.max_lines is not None:
         changes["python_max_lines"] = args.max_lines
+    changes["suites"] = tuple(x for x in SUITES if x in args.suites.split(","))
+    if args.splits:
+        changes["infilling_splits"] = tuple(x for x in INFILLING_SPLITS
+                                            if x in args.splits.split(","))
+    if args.infilling is not None:
+        changes["infilling_per_split"] = args.infilling
+    if args.cuts is not None:
+        changes["cuts_per_cell"] = args.cuts
+    if args.steps is not None:
+        changes["steps_per_cut"] = args.steps
     return dataclasses.replace(cfg, **changes)
 
 
@@ -49,10 +61,14 @@ def run(args: argparse.Namespace) -> BenchResults:
     if "scaling" in parts:
         _scaling(res, model_dir)
     res.environment.update(_environment(res.environment))
-    res.plots = plots.write_plots(out, res.cells, res.by_language)
+    res.plots = plots.write_plots(out, res.cells, res.by_language, res.by_group)
     res.write_json(out / "results.json")
     (out / "report.md").write_text(report.render(res), encoding="utf-8")
     log_stderr(f"wrote {out / 'report.md'}, results.json and {len(res.plots)} plot(s)")
+    functional = report.functional_table(res)
+    if functional:  # the headline numbers on stdout too (stderr has the progress)
+        print("pass@1, validity, exact match and fills that swallowed fixed code, per split "
+              "and mode (%; swallowed: fills)\n\n" + functional, flush=True)
     return res
 
 
@@ -64,16 +80,24 @@ def _decode(res: BenchResults, model: str | None, args: argparse.Namespace) -> N
     if threads is None and model is None and choose_device(args.device) == "cpu":
         threads = 1  # the 6M bundled model: thread hand-offs cost more than they save
     t0 = time.perf_counter()
-    comp = Completer(model=model, device=args.device, threads=threads)
+    comp = Completer(model=model, device=args.device, threads=threads,
+                     fim_format=args.fim_format)
     res.wall_s["model load"] = time.perf_counter() - t0
     res.environment.update(_model_info(comp))
     samples = build_samples(res.config)
-    log_stderr(f"decoding {len(samples)} samples x 3 model modes with {comp.name}")
+    log_stderr(f"decoding {len(samples)} samples x {len(MODEL_MODES)} model modes with "
+               f"{comp.name}")
     t0 = time.perf_counter()
     res.records = run_decoding(comp, samples, res.config, log_stderr)
     res.wall_s["decoding + oracles"] = time.perf_counter() - t0
     res.by_language = metrics.rows(res.records, lambda r: r.language)
     res.by_group = metrics.rows(res.records, lambda r: r.group)
+    res.paired = {m: metrics.paired(res.records, lambda r: r.group, m)
+                  for m in ("Con.-", "Con.", "Con.p", "Chk.")}
+    if any(r.passed is not None for r in res.records):
+        from .sandbox import Isolation
+
+        res.environment["test sandbox"] = Isolation.probe().description
 
 
 def _scaling(res: BenchResults, model_dir: Path | None) -> None:
@@ -86,7 +110,10 @@ def _scaling(res: BenchResults, model_dir: Path | None) -> None:
     if guidance.error:
         log_stderr(f"llguidance baseline skipped: {guidance.error}")
     t0 = time.perf_counter()
-    res.cells = run_scaling(res.config, token_splitter(tokenizer_json), guidance, log_stderr)
+    with Stages() as stages:
+        res.cells = run_scaling(res.config, token_splitter(tokenizer_json), guidance,
+                                log_stderr, stages)
+    res.stages = stages.rows()
     if guidance.ok:
         files = [p for p in stdlib_files(res.config.python_max_lines)
                  if p.stat().st_size > 4000]
@@ -109,10 +136,12 @@ def _command(args: argparse.Namespace) -> str:
     words = ["holefill", "bench"]
     if args.quick:
         words.append("--quick")
-    for flag in ("model", "device", "threads", "limit", "sizes", "max_new_tokens",
-                 "max_lines", "seed", "parts"):
+    for flag in ("model", "device", "threads", "limit", "sizes", "cuts", "steps",
+                 "max_new_tokens", "max_lines", "seed", "parts", "suites", "splits",
+                 "infilling", "fim_format"):
         value = getattr(args, flag)
-        default = {"device": "auto", "seed": 0, "parts": ",".join(PARTS)}.get(flag)
+        default = {"device": "auto", "seed": 0, "parts": ",".join(PARTS),
+                   "suites": ",".join(SUITES)}.get(flag)
         if value is not None and value != default:
             words += [f"--{flag.replace('_', '-')}", str(value)]
     if args.output != DEFAULT_OUTPUT:
@@ -193,11 +222,13 @@ def missing_packages(parts: tuple[str, ...]) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    unknown = set(args.parts.split(",")) - set(PARTS)
-    if unknown:
-        print(f"holefill bench: unknown part(s): {', '.join(sorted(unknown))}",
-              file=sys.stderr)
-        return 2
+    for what, given, known in (("part", args.parts, PARTS), ("suite", args.suites, SUITES),
+                               ("split", args.splits or "", INFILLING_SPLITS)):
+        unknown = {x for x in given.split(",") if x} - set(known)
+        if unknown:
+            print(f"holefill bench: unknown {what}(s): {', '.join(sorted(unknown))}; "
+                  f"use {', '.join(known)}", file=sys.stderr)
+            return 2
     missing = missing_packages(tuple(p for p in PARTS if p in args.parts.split(",")))
     if missing:
         print(f"holefill bench needs {', '.join(missing)}, which cannot be imported here: "

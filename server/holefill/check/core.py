@@ -306,6 +306,14 @@ class NativeParser:
         self.grammar = grammar
         self._ptr = ffi.gc(ptr, lib.hf_parser_delete)
         self._limits = ffi.new("HfLimits *")
+        # the contexts this parser holds tables for: kept alive until forgotten, so that no
+        # other context can be allocated at an address its tables are keyed by
+        self._queried: dict[int, NativeRight] = {}
+
+    def forget(self, right: NativeRight) -> None:
+        """Drops the tables derived for `right` and the parser's hold on it."""
+        if self._queried.pop(id(right), None) is not None:
+            lib.hf_parser_forget(self._ptr, right._ptr)
 
     def reset(self) -> None:
         if lib.hf_parser_reset(self._ptr) != lib.HF_YES:
@@ -345,6 +353,7 @@ class NativeParser:
             raise CoreError(f"exits: {len(ex)} ints is not a whole number of triples")
         self._limits.max_steps = max_steps
         self._limits.max_items = max_items
+        self._queried[id(right)] = right
         verdict = lib.hf_parser_query(self._ptr, right._ptr, n_junction,
                                       ffi.from_buffer("int32_t[]", flat), len(flat) // 4,
                                       ffi.from_buffer("int32_t[]", ex), len(ex) // 3,

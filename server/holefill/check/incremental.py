@@ -547,7 +547,7 @@ class IncrementalCheck:
         got = self.rights.get(key)
         if got is None:
             if len(self.rights) >= 8:
-                self.rights.pop(next(iter(self.rights)))
+                self._drop(self.rights.pop(next(iter(self.rights))))
             got = self.rights[key] = RightContext(self.terms, self.grammar, after, sites,
                                                   self.limits, self.budget)
         return got
@@ -559,4 +559,12 @@ class IncrementalCheck:
         self.terms.steps.clear()
         if self.terms.layout is not None:
             self.terms.layout.reset_memo()
+        for right in self.rights.values():
+            self._drop(right)
         self.rights.clear()
+
+    def _drop(self, right: RightContext) -> None:
+        """The parser forgets an evicted right context, so its native parts can be freed."""
+        for entry in right.entries.values():
+            if entry is not None:
+                self.left.parser.forget(entry[0])

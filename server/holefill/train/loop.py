@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .data import chunk_corpus, corpus_fingerprint, load_corpus
 from .fim import FimIds
+from .spans import SpanMix
 from .stream import FimStream
 from .tokenizer import SPECIAL_TOKENS, load_tokenizer, special_ids, train_tokenizer
 
@@ -49,6 +50,9 @@ def prepare(args) -> dict:
         "chunk_chars": args.chunk_chars,
         "cpp_share": args.cpp_share,
         "order": "stdlib-cpp-site",
+        "decontaminate": args.decontaminate,
+        "units": args.units,
+        "tokenizer_from": str(args.init_from or ""),
     }
     if cache.exists():
         with cache.open("rb") as fh:
@@ -64,12 +68,18 @@ def prepare(args) -> dict:
         max_train_chars=args.max_train_chars,
         cpp_share=args.cpp_share,
     )
+    overlap = _decontaminate(corpus) if args.decontaminate else None
     train_chunks = chunk_corpus(corpus.train_texts, args.chunk_chars)
     valid_chunks = chunk_corpus(corpus.valid_texts, args.chunk_chars)
+    units = _units(corpus, args.units, sum(map(len, train_chunks)), args.seed)
     by_source: dict[str, int] = {}
     for sf, t in zip(corpus.train, corpus.train_texts, strict=True):
         by_source[sf.source] = by_source.get(sf.source, 0) + len(t)
     stats: dict[str, object] = dict(corpus.stats)
+    if overlap is not None:
+        stats["overlap"] = overlap
+    stats.update(units=len(units), unit_chars=sum(map(len, units)))
+    train_chunks += units
     stats.update(
         train_chunks=len(train_chunks),
         valid_chunks=len(valid_chunks),
@@ -86,15 +96,72 @@ def prepare(args) -> dict:
         "valid_files": [(f.key, t) for f, t in zip(corpus.valid, corpus.valid_texts, strict=True)],
     }
     tok_dir = work / "tokenizer"
-    log(f"corpus: {stats}; training tokenizer (vocab {args.vocab})")
-    train_tokenizer(
-        corpus.train_texts, tok_dir, vocab_size=args.vocab, seed=args.seed,
-        sample_chars=args.tokenizer_sample_chars, model_max_length=args.ctx,
-    )
+    if args.init_from:
+        log(f"corpus: {stats}; tokenizer from {args.init_from}")
+        _copy_tokenizer(Path(args.init_from), tok_dir)
+    else:
+        log(f"corpus: {stats}; training tokenizer (vocab {args.vocab})")
+        train_tokenizer(
+            corpus.train_texts, tok_dir, vocab_size=args.vocab, seed=args.seed,
+            sample_chars=args.tokenizer_sample_chars, model_max_length=args.ctx,
+        )
     with cache.open("wb") as fo:
         pickle.dump(data, fo)
     log(f"prepared in {time.time() - t0:.0f}s")
     return data
+
+
+def _decontaminate(corpus) -> dict:
+    """Drop the files that share a 13-gram with HumanEval / HumanEval-X (holefill.train.overlap);
+    the summary of the scan, for the model card."""
+    from .overlap import OverlapIndex, check_corpus, reference_texts
+
+    index = OverlapIndex(reference_texts())
+    files = zip(corpus.train + corpus.valid, corpus.train_texts + corpus.valid_texts,
+                strict=True)
+    report = check_corpus(((f.key, t) for f, t in files), index)
+    bad = report.contaminated
+    for split in ("train", "valid"):
+        kept = [(f, t) for f, t in zip(getattr(corpus, split), getattr(corpus, split + "_texts"),
+                                       strict=True) if f.key not in bad]
+        setattr(corpus, split, [f for f, _ in kept])
+        setattr(corpus, split + "_texts", [t for _, t in kept])
+    summary = report.summary()
+    log(f"overlap with HumanEval: {summary['files_with_13gram']} file(s) share a 13-gram "
+        f"(dropped), {summary['files_with_shared_line']} share a line")
+    return summary
+
+
+def _units(corpus, share: float, chunk_chars: int, seed: int) -> list[str]:
+    """Function units of the training files (holefill.train.units), a seeded sample of at most
+    ``share`` times the characters of the chunks."""
+    import random
+
+    from .units import function_units
+
+    if share <= 0:
+        return []
+    units = [u for f, t in zip(corpus.train, corpus.train_texts, strict=True)
+             if f.key.endswith(".py") for u in function_units(t)]
+    random.Random(f"units:{seed}").shuffle(units)
+    out, total = [], 0
+    for u in units:
+        if total + len(u) > share * chunk_chars:
+            break
+        out.append(u)
+        total += len(u)
+    return out
+
+
+def _copy_tokenizer(model_dir: Path, tok_dir: Path) -> None:
+    import shutil
+
+    from .export import TOKENIZER_FILES
+
+    tok_dir.mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        if (model_dir / name).exists():
+            shutil.copyfile(model_dir / name, tok_dir / name)
 
 
 def raw_encoder(tok_dir: Path):
@@ -159,9 +226,11 @@ def n_params(model) -> int:
 
 def schedule(args) -> list[dict]:
     """The learning-rate cycles: the first (warm-up + cosine) and any warm restarts added by
-    ``--extend-to`` (each: warm-up to its peak, cosine down to ``min_lr``)."""
+    ``--extend-to`` (each: warm-up to its peak, cosine down to ``min_lr``) or cooldowns added
+    by ``--cooldown`` (from the learning rate of the step it starts at, no warm-up, cosine down
+    to ``min_lr``: a cycle cut short; the cycle before keeps its planned end)."""
     extra = list(getattr(args, "cycles", None) or [])
-    first_end = extra[0]["start"] if extra else args.steps
+    first_end = extra[0].get("planned_end", extra[0]["start"]) if extra else args.steps
     return [{"start": 0, "end": first_end, "lr": args.lr, "warmup": args.warmup}, *extra]
 
 
@@ -176,6 +245,47 @@ def lr_at(step: int, args) -> float:
 
 # ----------------------------------------------------------------------------------------------
 # training
+
+# what a data phase fixes; checkpoints from before a field existed had its default
+_DEFAULT_PHASE = {"packing": "split", "example_chars": 0, "span_mix": "char=1",
+                  "fim_rate": 0.7}
+
+
+def _phase_data(args, last: dict | None = None) -> dict:
+    """The data options of this run; an option not given keeps the last phase's value (or the
+    default on a fresh run), so a plain ``--resume`` never starts a new phase."""
+    base = {**_DEFAULT_PHASE, **(last or {})}
+    out = {k: base[k] if getattr(args, k, None) is None else getattr(args, k)
+           for k in _DEFAULT_PHASE}
+    out["span_mix"] = str(SpanMix.parse(out["span_mix"]))
+    return out
+
+
+def validation_rows(chunks: list[str], encode, ids: FimIds, args, kind: str) -> list[list[int]]:
+    """The fixed held-out rows: the FIM mixture of the first bundled model (fim rate 0.7, PSM
+    and SPM 50/50, packed as ``split``) with ``kind`` cuts: "char" (the paper's random
+    characters, the curve every model card reports) or "line" (one whole line)."""
+    stream = FimStream(chunks, encode, ids, ctx=args.ctx, seed=args.seed + 1, fim_rate=0.7,
+                       spm_rate=0.5, spans=SpanMix.parse(f"{kind}=1"))
+    return stream.rows(args.val_rows)
+
+
+def _initial_weights(model_dir: Path) -> dict:
+    """The fp32 state dict of a shipped model folder (fp16 safetensors), to start from."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), local_files_only=True,
+                                                 dtype=torch.float32)
+    return model.state_dict()
+
+
+def shape_from(model_dir: Path, args) -> None:
+    """Set the model shape arguments from a model folder's config.json (for --init-from)."""
+    cfg = json.loads((model_dir / "config.json").read_text())
+    args.d_model, args.layers = cfg["hidden_size"], cfg["num_hidden_layers"]
+    args.heads, args.ffn = cfg["num_attention_heads"], cfg["intermediate_size"]
+    args.ctx, args.vocab = cfg["max_position_embeddings"], cfg["vocab_size"]
 
 
 def evaluate(model, rows, batch: int, autocast: bool) -> float:
@@ -205,6 +315,8 @@ def train(args) -> Path:
 
     t_start = time.time()
     work = Path(args.work)
+    if args.resume and (work / "meta.json").exists():
+        _restore_data_args(args, json.loads((work / "meta.json").read_text())["args"])
     data = prepare(args)
     tok_dir = work / "tokenizer"
     tokenizer = load_tokenizer(tok_dir)
@@ -220,26 +332,36 @@ def train(args) -> Path:
         saved = ck["args"]
         # the run's shape and schedule come from the checkpoint; only time limits may change
         for k in ("d_model", "layers", "heads", "ffn", "ctx", "batch", "lr", "min_lr", "warmup",
-                  "steps", "seed", "fim_rate", "spm_rate", "weight_decay", "bf16", "vocab",
-                  "cycles", "phases"):
-            setattr(args, k, saved.get(k, []) if k in ("cycles", "phases") else saved[k])
+                  "steps", "seed", "spm_rate", "weight_decay", "bf16", "vocab",
+                  "cycles", "phases", "init_from"):
+            setattr(args, k, saved.get(k, []) if k in ("cycles", "phases") else saved.get(k))
         if not args.phases:  # checkpoints from before data phases existed
             args.phases = [{"start": 0, "packing": "split", "example_chars": 0}]
-        phase = {"start": ck["step"], "packing": args.packing, "example_chars": args.example_chars}
-        last = args.phases[-1] if args.phases else {"packing": "split", "example_chars": 0}
-        if (phase["packing"], phase["example_chars"]) != (last["packing"], last["example_chars"]):
-            # a new data phase: same corpus, new packing / example size; a fresh stream
+        last = {**_DEFAULT_PHASE, **args.phases[-1]}
+        phase = {"start": ck["step"], **_phase_data(args, last)}
+        if any(phase[k] != last[k] for k in _DEFAULT_PHASE):
+            # a new data phase: same corpus, new packing / example size / cuts; a fresh stream
             args.phases = [*args.phases, phase]
         if args.extend_to > args.steps:
             # a warm restart: one more cosine cycle from the end of the schedule to extend_to
             args.cycles = [*args.cycles, {"start": args.steps, "end": args.extend_to,
                                           "lr": args.extend_lr, "warmup": args.extend_warmup}]
             args.steps = args.extend_to
+        elif getattr(args, "cooldown", 0):
+            # end early but annealed: decay from the current learning rate over the next steps
+            now = ck["step"]
+            args.cycles = [*args.cycles, {"start": now, "end": now + args.cooldown,
+                                          "lr": lr_at(now, args), "warmup": 0,
+                                          "planned_end": args.steps}]
+            args.steps = now + args.cooldown
     if not resume:
-        args.phases = [{"start": 0, "packing": args.packing, "example_chars": args.example_chars}]
+        args.phases = [{"start": 0, **_phase_data(args)}]
     torch.manual_seed(args.seed)
     config = make_config(args, tokenizer)
     model = LlamaForCausalLM(config)
+    if args.init_from and not resume:
+        model.load_state_dict(_initial_weights(Path(args.init_from)))
+        log(f"weights from {args.init_from}")
     model.train()
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -249,19 +371,17 @@ def train(args) -> Path:
         lr=args.lr, betas=(0.9, 0.95), eps=1e-8,
     )
     phase_no = len(args.phases) - 1
-    cur = args.phases[-1]
+    cur = {**_DEFAULT_PHASE, **args.phases[-1]}
     chunks = data["train_chunks"]
     if cur["example_chars"]:
         chunks = chunk_corpus(chunks, cur["example_chars"])
     stream = FimStream(
         chunks, encode, ids, ctx=args.ctx, seed=args.seed + 1000 * phase_no,
-        fim_rate=args.fim_rate, spm_rate=args.spm_rate, packing=cur["packing"],
+        fim_rate=cur["fim_rate"], spm_rate=args.spm_rate, packing=cur["packing"],
+        spans=SpanMix.parse(cur["span_mix"]),
     )
-    vstream = FimStream(
-        data["valid_chunks"], encode, ids, ctx=args.ctx, seed=args.seed + 1,
-        fim_rate=args.fim_rate, spm_rate=args.spm_rate,
-    )
-    val_rows = vstream.rows(args.val_rows)
+    val_rows = validation_rows(data["valid_chunks"], encode, ids, args, "char")
+    line_rows = validation_rows(data["valid_chunks"], encode, ids, args, "line")
 
     step, tokens, train_seconds = 0, 0, 0.0
     meta = {"commands": [], "params": n_params(model), "corpus": data["stats"]}
@@ -280,7 +400,7 @@ def train(args) -> Path:
     else:
         with log_path.open("w", newline="") as f:
             csv.writer(f).writerow(
-                ["step", "tokens", "train_seconds", "lr", "train_loss", "val_loss"])
+                ["step", "tokens", "train_seconds", "lr", "train_loss", "val_loss", "val_line"])
     meta["commands"].append(
         "python -m holefill.train " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
     meta["args"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(args).items()}
@@ -314,12 +434,17 @@ def train(args) -> Path:
     run_loss, run_n = 0.0, 0
     if step == 0:
         v = evaluate(model, val_rows, args.batch, args.bf16)
+        vl = evaluate(model, line_rows, args.batch, args.bf16)
         with log_path.open("a", newline="") as f:
-            csv.writer(f).writerow([0, 0, 0.0, 0.0, "", f"{v:.4f}"])
-        log(f"step 0 val {v:.4f}")
+            csv.writer(f).writerow([0, 0, 0.0, 0.0, "", f"{v:.4f}", f"{vl:.4f}"])
+        log(f"step 0 val {v:.4f} val_line {vl:.4f}")
+    stop = _stop_on_signals()
     while step < args.steps:
         if time.time() > deadline:
             log("time limit reached")
+            break
+        if stop:
+            log(f"signal {stop[0]}: saving at step {step}; --resume continues")
             break
         if args.stop_at_step and step >= args.stop_at_step:
             log(f"stopping at step {step} as asked (--stop-at-step); --resume continues")
@@ -342,22 +467,84 @@ def train(args) -> Path:
         run_loss += loss.item()
         run_n += 1
         if step % args.log_every == 0 or step == args.steps:
-            vtxt = ""
+            vtxt = ltxt = ""
             if step % args.eval_every == 0 or step == args.steps:
                 vtxt = f"{evaluate(model, val_rows, args.batch, args.bf16):.4f}"
+                ltxt = f"{evaluate(model, line_rows, args.batch, args.bf16):.4f}"
             tl = run_loss / run_n
             run_loss, run_n = 0.0, 0
             with log_path.open("a", newline="") as f:
                 csv.writer(f).writerow(
-                    [step, tokens, f"{train_seconds:.1f}", f"{lr:.6f}", f"{tl:.4f}", vtxt])
+                    [step, tokens, f"{train_seconds:.1f}", f"{lr:.6f}", f"{tl:.4f}", vtxt, ltxt])
             log(f"step {step}/{args.steps} tok {tokens} loss {tl:.4f} val {vtxt or '-'} "
-                f"lr {lr:.2e} {tokens / max(1e-9, train_seconds):.0f} tok/s")
+                f"val_line {ltxt or '-'} lr {lr:.2e} "
+                f"{tokens / max(1e-9, train_seconds):.0f} tok/s")
         if time.time() - last_ckpt > args.ckpt_minutes * 60:
             save()
             last_ckpt = time.time()
     save()
     log(f"done: step {step}, {tokens} tokens, {train_seconds:.0f}s")
     return ckpt_path
+
+
+# what the corpus and the tokenizer of a run depend on: a resumed run reads them from the run
+_DATA_ARGS = ("sources", "seed", "valid_percent", "max_train_chars", "chunk_chars", "cpp_share",
+              "decontaminate", "units", "init_from", "vocab", "tokenizer_sample_chars")
+
+
+def _restore_data_args(args, saved: dict) -> None:
+    for k in _DATA_ARGS:
+        if k in saved:
+            value = saved[k]
+            setattr(args, k, tuple(value) if k == "sources" else value)
+
+
+def _stop_on_signals() -> list[int]:
+    """SIGTERM and SIGINT end the run after the current step, with a checkpoint: the list
+    returned gets the signal number."""
+    import signal
+
+    got: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        got.append(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, handler)
+    return got
+
+
+def heldout_losses(args, model_dirs: list[Path]) -> dict[str, dict[str, float]]:
+    """The held-out loss of shipped model folders (fp16 weights, fp32 compute) on this run's
+    fixed validation rows, with char and with line cuts; they must share the run's tokenizer."""
+    _single_thread()
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.set_num_threads(1)
+    work = Path(args.work)
+    if (work / "corpus.pkl").exists() and (work / "meta.json").exists():
+        # the run's own data and row settings, whatever this command line says
+        with (work / "corpus.pkl").open("rb") as fh:
+            data = pickle.load(fh)
+        saved = json.loads((work / "meta.json").read_text())["args"]
+        for k in ("seed", "ctx", "val_rows", "batch"):
+            setattr(args, k, saved[k])
+    else:
+        data = prepare(args)
+    tok_dir = work / "tokenizer"
+    encode, ids = raw_encoder(tok_dir), fim_ids(load_tokenizer(tok_dir))
+    rows = {kind: validation_rows(data["valid_chunks"], encode, ids, args, kind)
+            for kind in ("char", "line")}
+    out: dict[str, dict[str, float]] = {}
+    for d in model_dirs:
+        model = AutoModelForCausalLM.from_pretrained(str(d), local_files_only=True,
+                                                     dtype=torch.float32).eval()
+        if model.config.vocab_size != len(load_tokenizer(d)):
+            raise ValueError(f"{d} does not use this run's tokenizer")
+        out[str(d)] = {kind: evaluate(model, r, args.batch, False) for kind, r in rows.items()}
+        log(f"held-out loss of {d}: {out[str(d)]}")
+    return out
 
 
 def probe(args) -> None:
@@ -382,7 +569,7 @@ def probe(args) -> None:
             model = LlamaForCausalLM(make_config(args, tokenizer))
             opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
             stream = FimStream(data["train_chunks"], encode, ids, ctx=args.ctx, seed=0,
-                               fim_rate=args.fim_rate, spm_rate=args.spm_rate)
+                               fim_rate=args.fim_rate or 0.7, spm_rate=args.spm_rate)
             t_end = time.time() + args.probe
             n, tok, t_train = 0, 0, 0.0
             while time.time() < t_end:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from .fim import FimIds, fim_example
+from .fim import CHAR_ONLY, FimIds, fim_example
+from .spans import SpanMix
 
 
 class FimStream:
@@ -32,6 +33,7 @@ class FimStream:
         fim_rate: float,
         spm_rate: float,
         packing: str = "split",
+        spans: SpanMix = CHAR_ONLY,
     ) -> None:
         if packing not in ("split", "whole"):
             raise ValueError(f"unknown packing {packing!r}")
@@ -45,6 +47,7 @@ class FimStream:
         self.seed = seed
         self.fim_rate = fim_rate
         self.spm_rate = spm_rate
+        self.spans = spans
         self.next_example = 0
         self.buffer: list[int] = []
         self.kinds: Counter[str] = Counter()
@@ -64,7 +67,7 @@ class FimStream:
         rng = random.Random(self.seed * 1_000_000_007 + k)
         ids, kind = fim_example(
             self.chunks[idx], self.encode, self.ids, rng,
-            fim_rate=self.fim_rate, spm_rate=self.spm_rate,
+            fim_rate=self.fim_rate, spm_rate=self.spm_rate, spans=self.spans,
         )
         self.kinds[kind] += 1
         return ids
