@@ -101,8 +101,9 @@ def run(args: argparse.Namespace, url: str) -> int:
     print(table(rows, len(samples) - skipped, len(differ)))
     inexact = sum(r["inexact"] > 0 for r in rows["remote"])
     unexplained = sum(n == 0 for _, _, n in differ)
-    print(f"\n{inexact} remote fills continued from re-tokenized text or read an end from an "
-          f"empty token string (stats['inexact'] > 0); {unexplained} fills differ without that")
+    print(f"\n{inexact} remote fills continued from re-tokenized text, took a near tie or "
+          "read an end from an empty token string (stats['inexact'] > 0); "
+          f"{unexplained} fills differ without that")
     if invalid:
         print("\ninvalid to the oracle:\n  " + "\n  ".join(invalid))
     for s, fills, n in differ:

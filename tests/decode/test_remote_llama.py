@@ -87,7 +87,8 @@ def test_remote_backend_learns_the_template_and_context_from_the_server(remote) 
 def test_remote_fills_parse_and_equal_in_process_greedy_fills(remote, local) -> None:
     """llama-cpp-python takes prompts only as text, so after the loop takes a token the
     server did not generate, the next request's prompt is tokenized again and may not be the
-    token sequence in process (stats["inexact"] counts such requests): those fills need not
+    token sequence in process; and a generated token may be a near tie that the server and
+    torch break differently (stats["inexact"] counts both): those fills need not
     be identical. Every other fill must be, and every fill must parse."""
     from holefill.bench.oracles import fast_judge
 

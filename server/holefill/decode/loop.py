@@ -101,8 +101,10 @@ class HoleResult:
     replaced: int = 0  # characters after the hole the filling replaces (see replaceable)
     requests: int = 0  # requests to an inference server (0 in process)
     # steps where a server's candidates may not be the model's own distribution after the
-    # generated tokens: a text-only server re-tokenized the accepted text, or an end token
-    # was read from an empty token string (see holefill.decode.remote); 0 in process
+    # generated tokens: a text-only server re-tokenized the accepted text, the generated
+    # token was a near tie with another (float differences may break it either way), or an
+    # end token was read from an empty token string (see holefill.decode.remote); 0 in
+    # process
     inexact: int = 0
 
 

@@ -56,6 +56,9 @@ log = logging.getLogger(__name__)
 
 API_KEY_ENV = "HOLEFILL_API_KEY"
 DEFAULT_CONTEXT = 2048  # when the server does not say (llama-cpp-python's default n_ctx)
+# log probabilities closer than this are a tie that the server's and torch's arithmetic may
+# break differently (counted in RemoteProposer.inexact)
+TIE = 0.01
 BAN = -100.0  # the most negative logit bias OpenAI-compatible servers accept
 _CHARS_PER_TOKEN_MAX = 12
 _WORD_END = re.compile(r"\w$")
@@ -376,7 +379,8 @@ class RemoteProposer:
         self.run: Completion | None = None
         self.at = 0  # the run's position that is the next position of the filling
         # requests whose prompt was text with accepted tokens in it (the server tokenized
-        # them again), and whether the last end offered was read from an empty string
+        # them again) and generated tokens taken at a near tie (TIE); and whether the last
+        # end offered was read from an empty string
         self.inexact = 0
         self.stop_guessed = False
         self._piece_cache: dict[tuple[int, ...], str] = {}
@@ -414,6 +418,10 @@ class RemoteProposer:
             self._held += 1
             self._held_bytes += piece
         if chosen and run is self.run:
+            pos = run.positions[self.at]
+            if any(abs(c.logprob - cand.logprob) < TIE and not c.same_token(cand)
+                   for c in pos.top):
+                self.inexact += 1  # a near tie: float differences may break it either way
             self.at += 1
         else:
             self.run = None
