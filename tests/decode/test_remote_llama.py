@@ -19,7 +19,8 @@ from holefill.decode.llama_server import LlamaServer, free_port, llama_cpp_avail
 
 if not llama_cpp_available():
     pytest.skip("llama-cpp-python[server] is not installed (pip install "
-                "'llama-cpp-python[server]': it builds llama.cpp from source, see .ci/run)",
+                "'llama-cpp-python[server]': it builds llama.cpp from source: "
+                "about 8 CPU-minutes; .ci/run does not install it)",
                 allow_module_level=True)
 pytest.importorskip("gguf", reason="the GGUF export needs the gguf package")
 pytest.importorskip("torch")
