@@ -1,6 +1,6 @@
 """`holefill` on the command line.
 
-    holefill serve [--tcp PORT]           the language server (stdio by default)
+    holefill serve [--tcp PORT [--token-file F]]  the language server (stdio by default)
     holefill fill FILE [--write]          fill every hole marker (prints a diff, or writes)
     holefill complete FILE:LINE:COL       print the completion at a position (1-based)
     holefill check FILE [--language L] [--hole-marker M] [--max-steps N] [--quiet]
@@ -281,8 +281,18 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="holefill %(levelname)s %(name)s: %(message)s")
-    serve(args.tcp)
-    return 0
+    if args.token_file is not None and args.tcp is None:
+        raise HolefillError("--token-file goes with --tcp")
+
+    def announce(line: str) -> None:
+        print(f"holefill: {line}", file=sys.stderr, flush=True)
+
+    code = serve(args.tcp, Path(args.token_file) if args.token_file else None, announce)
+    # Leave at once: the protocol is done, and tearing down a loaded model (torch's
+    # finalizers) kept the editor waiting for seconds after `exit`.
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _cmd_grammar(args: argparse.Namespace) -> int:
@@ -324,7 +334,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("serve", help="run the language server (stdio by default)")
-    p.add_argument("--tcp", type=int, metavar="PORT", help="listen on 127.0.0.1:PORT instead")
+    p.add_argument("--tcp", type=int, metavar="PORT",
+                   help="listen on 127.0.0.1:PORT instead (0: any free port) for one client "
+                        "that sends the server's token as initializationOptions.token")
+    p.add_argument("--token-file", metavar="FILE",
+                   help="with --tcp: the token is in FILE (readable by you alone) or, when "
+                        "FILE does not exist, written there (default: a new token in "
+                        "$XDG_RUNTIME_DIR/holefill/tcp-PORT.token)")
     p.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     p.set_defaults(func=_cmd_serve)
 

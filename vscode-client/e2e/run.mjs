@@ -11,12 +11,17 @@
 //      that only the holes changed;
 //   3. opens cursors.py (two unfinished lines), puts a cursor at the end of each, runs Fill
 //      holes (the server command with both positions) and checks the saved file the same way;
-//   4. points holefill.pythonPath at a Python without holefill (workspace settings) and checks
+//   4. opens two_holes.py (top-level functions, two markers), starts Fill holes and types a
+//      character while it runs (the fill stops and says so), undoes it, runs Fill holes again
+//      to its end, and checks that every top-level function is still a function (ast) and that
+//      the holefill output has no traceback ("Future exception was never retrieved" included);
+//   5. points holefill.pythonPath at a Python without holefill (workspace settings) and checks
 //      the error message gives the pip command; removing the setting brings the server back.
 // Screenshots: the suggestion, the status bar with its tooltip, Fill holes, the install message.
 //
 // What it needs besides the repository: node 20 (code-server 4.100.3 runs on nothing newer),
-// Chromium (`apt-get install -y chromium`), python3 with holefill and its model extra, and for
+// Chromium (`apt-get install -y chromium`), python3 ($HOLEFILL_PYTHON chooses another) with
+// holefill, its model extra and pytest (the tiny model is built by tests/conftest.py), and for
 // the first run the npm registry plus a C/C++ toolchain, libkrb5-dev and ripgrep
 // (`apt-get install -y build-essential libkrb5-dev ripgrep`: code-server builds native modules). code-server is installed into a cache outside the repository
 // ($HOLEFILL_E2E_CACHE, default ~/.cache/holefill-vscode-e2e) so that neither the .vsix
@@ -80,13 +85,15 @@ function findChromium() {
 function findPython() {
   const python = process.env.HOLEFILL_PYTHON ?? 'python3';
   const res = spawnSync(python, ['-c', [
-    'import sys, holefill, torch, transformers',
+    'import sys, holefill, torch, transformers, pytest',
     'print(sys.executable)',
   ].join('\n')], { encoding: 'utf8', cwd: os.tmpdir() });
   if (res.status !== 0) {
-    fail(`${python} cannot import holefill with its model extra: `
+    // pytest: the tiny model is built by tests/conftest.py, which imports it
+    fail(`${python} cannot import holefill with its model extra and pytest: `
       + `${(res.stderr || String(res.error)).trim().split('\n').pop()}\n`
-      + `  install it: ${python} -m pip install -e '${REPO}[model]'`);
+      + `  install them: ${python} -m pip install -e '${REPO}[model,test]' `
+      + '(or set HOLEFILL_PYTHON to an interpreter that has them)');
   }
   return res.stdout.trim();
 }
@@ -239,6 +246,29 @@ def mean(values):
     return total / len(values)
 `;
 
+// Issue 13's scenario: a Fill holes must never turn the user's functions into string content.
+const TWO_HOLES_PY = `def wrap(text, width=70):
+    words = text.split()
+    lines, line = [], ""
+    for w in words:
+        if len(line) + len(w) + 1 > width:
+            lines.append(line)
+            line = ${MARKER}
+        else:
+            line = (line + " " + w).strip()
+    return lines + [line]
+
+
+def dedent(text):
+    margin = ${MARKER}
+    return text
+
+
+def indent(text, prefix):
+    return "".join(prefix + line for line in text.splitlines(True))
+`;
+const TWO_HOLES_FUNCTIONS = ['wrap', 'dedent', 'indent'];
+
 // Two unfinished lines of the same length: one cursor at the end of the first, one added below.
 const CURSORS_PY = `def combine(a, b):
     x = a +
@@ -275,6 +305,7 @@ async function main() {
   fs.writeFileSync(path.join(ws, 'complete.py'), COMPLETE_PY);
   fs.writeFileSync(path.join(ws, 'holes.py'), HOLES_PY);
   fs.writeFileSync(path.join(ws, 'cursors.py'), CURSORS_PY);
+  fs.writeFileSync(path.join(ws, 'two_holes.py'), TWO_HOLES_PY);
   fs.writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({
     'holefill.pythonPath': python,
     'holefill.model': model,
@@ -326,7 +357,7 @@ async function main() {
     step(`code-server ${port} up; launching Chromium`);
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true });
     page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
-    await drive(page, url, ws, python);
+    await drive(page, url, ws, python, userData);
   } catch (err) {
     if (page) {
       await page.screenshot({ path: path.join(work, 'failure.png') }).catch(() => undefined);
@@ -384,9 +415,9 @@ function diagnostics(/** @type {string} */ work, /** @type {string} */ userData)
 
 /**
  * @param {import('playwright-core').Page} page
- * @param {string} url @param {string} ws @param {string} python
+ * @param {string} url @param {string} ws @param {string} python @param {string} userData
  */
-async function drive(page, url, ws, python) {
+async function drive(page, url, ws, python, userData) {
   await page.goto(url);
   await page.waitForSelector('.monaco-workbench .part.statusbar', { timeout: 90_000 });
   step('workbench loaded');
@@ -507,6 +538,39 @@ async function drive(page, url, ws, python) {
   step(`Fill holes at two cursors: ${JSON.stringify(lines.slice(CURSORS_LINE - 1,
     CURSORS_LINE + 1))}; ast.parse accepts the saved file`);
 
+  // ---------------------------------------------------------------- two holes, a cancel
+  await openFile(page, 'two_holes.py');
+  await runCommand(page, 'holefill: Fill holes');
+  await waitFor(async () => /filling/.test(await item.innerText()), 60_000,
+    async () => `Fill holes did not start: "${await item.innerText()}"`);
+  await gotoLine(page, 1, 1);
+  await page.keyboard.type('#');  // typing during a fill stops it, and says so
+  const stopped = page.locator('.notification-toast', { hasText: 'Fill holes stopped' });
+  await stopped.first().waitFor({ state: 'visible', timeout: 30_000 });
+  step(`typing stopped the fill: "${(await stopped.first().innerText()).replace(/\s+/g, ' ')}"`);
+  await page.keyboard.press('Control+Z');
+  await runCommand(page, 'holefill: Fill holes');
+  await waitFor(async () => !(await editorText.innerText()).includes(MARKER), 240_000,
+    async () => `the two holes were not filled:\n${await editorText.innerText()}`);
+  await page.keyboard.press('Control+S');
+  const twoPath = path.join(ws, 'two_holes.py');
+  const two = await waitForFile(twoPath, (t) => !t.includes(MARKER));
+  const functions = spawnSync(python, ['-c', [
+    'import ast, sys',
+    'tree = ast.parse(open(sys.argv[1]).read())',
+    'print(",".join(n.name for n in tree.body if isinstance(n, ast.FunctionDef)))',
+  ].join('\n'), twoPath], { encoding: 'utf8' });
+  if (functions.status !== 0 || functions.stdout.trim() !== TWO_HOLES_FUNCTIONS.join(',')) {
+    fail(`after Fill holes the top-level functions are ${JSON.stringify(functions.stdout.trim())}`
+      + `, not ${TWO_HOLES_FUNCTIONS.join(',')}:\n${two}\n${functions.stderr}`);
+  }
+  const noise = holefillOutput(userData).filter((l) =>
+    /Traceback|never retrieved|Task exception/.test(l));
+  if (noise.length > 0) {
+    fail(`the holefill output has a traceback after a cancelled fill:\n${noise.join('\n')}`);
+  }
+  step(`two holes filled, functions kept: ${TWO_HOLES_FUNCTIONS.join(', ')}; no traceback`);
+
   // ---------------------------------------------------------------- holefill not installed
   // A venv of the same Python without holefill in it, chosen in the workspace's settings file
   // (edited on disk, as a project would); the extension restarts the server for it.
@@ -532,6 +596,16 @@ async function drive(page, url, ws, python) {
   await waitFor(async () => (await item.locator('.codicon-check').count()) > 0, 120_000,
     async () => `no recovery after pythonPath was restored: "${await item.innerText()}"`);
   step('pythonPath restored: the server restarted and is ready');
+}
+
+/** The lines of the holefill output channel (its log file under the user data folder). */
+function holefillOutput(/** @type {string} */ userData) {
+  const walk = (/** @type {string} */ d) => fs.existsSync(d)
+    ? fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory()
+      ? walk(path.join(d, e.name)) : [path.join(d, e.name)])
+    : [];
+  return walk(path.join(userData, 'logs')).filter((f) => /holefill[^/]*\.log$/.test(f))
+    .flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'));
 }
 
 /** @param {() => Promise<boolean>} ok @param {number} ms @param {() => Promise<string>} why */

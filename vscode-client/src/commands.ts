@@ -50,6 +50,7 @@ export type FillOutcome =
   | 'applied'
   | 'nothing'
   | 'stale'
+  | 'cancelled'
   | 'failed'
   | 'no-editor'
   | 'not-served'
@@ -89,10 +90,34 @@ export async function fillHoles(deps: CommandDeps): Promise<FillOutcome> {
     }
     return await fillRange(client, doc, editor.selection);
   } catch (err) {
+    const stopped = stoppedFill(err);
+    if (stopped !== undefined) {
+      return stopped;
+    }
     const message = err instanceof Error ? err.message : String(err);
     void vscode.window.showErrorMessage(`holefill: Fill holes failed: ${message}`);
     return 'failed';
   }
+}
+
+/** JSON-RPC codes of a fill the server stopped (server/holefill/lsp/errors.py). */
+const REQUEST_CANCELLED = -32800;
+const CONTENT_MODIFIED = -32801;
+
+/**
+ * A fill the user stopped (from its progress item) or that typing stopped: the server's own
+ * words, as information, not as "Fill holes failed" nor "could not be filled".
+ */
+export function stoppedFill(err: unknown): FillOutcome | undefined {
+  const code = typeof err === 'object' && err !== null && 'code' in err
+    ? (err as { code: unknown }).code : undefined;
+  if (code !== REQUEST_CANCELLED && code !== CONTENT_MODIFIED) {
+    return undefined;
+  }
+  const raw = err instanceof Error ? err.message : String(err);
+  const text = raw.replace(/^holefill: /, '');
+  void vscode.window.showInformationMessage(`holefill: ${text}`);
+  return code === REQUEST_CANCELLED ? 'cancelled' : 'stale';
 }
 
 async function notRunning(reason: string, deps: CommandDeps): Promise<void> {
@@ -151,13 +176,18 @@ async function fillAtCursors(client: LspClient, doc: vscode.TextDocument,
       positions.push({ line: s.active.line, character: s.active.character });
     }
   }
-  const result = await client.sendRequest<{ applied?: boolean } | null>(
+  const result = await client.sendRequest<{ applied?: boolean; reason?: string } | null>(
     'workspace/executeCommand', {
       command: FILL_HOLES_COMMAND,
       arguments: [{ uri: doc.uri.toString(), positions }],
     });
   if (result?.applied === true) {
     return 'applied';
+  }
+  if (result !== null && typeof result.reason === 'string') {
+    // stopped (cancelled, the file changed, a newer request): the server says why
+    void vscode.window.showInformationMessage(`holefill: ${result.reason}`);
+    return 'stale';
   }
   void vscode.window.showInformationMessage('holefill: nothing was filled at the cursors.');
   return 'nothing';

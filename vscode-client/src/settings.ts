@@ -26,6 +26,7 @@ export const SERVER_KEYS = [
   'holeMarker',
   'constrained',
   'trustRemoteCode',
+  'inlineWitness',
 ] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];
@@ -34,8 +35,12 @@ export type ServerOptions = Partial<Record<ServerKey, unknown>>;
 /** Settings only the client reads; changing them never reaches the server. */
 export const CLIENT_KEYS = ['pythonPath', 'inlineSuggestions'] as const;
 
-/** Changing these needs a new server process (interpreter) or a new document selector. */
-export const RESTART_KEYS = ['pythonPath', 'languages'] as const;
+/**
+ * Changing these needs a new server process (interpreter, or `trustRemoteCode`: the server takes
+ * it only from its initialization options, never from a configuration change) or a new
+ * document selector.
+ */
+export const RESTART_KEYS = ['pythonPath', 'languages', 'trustRemoteCode'] as const;
 
 /** The part of `vscode.WorkspaceConfiguration` used here (a plain object in tests). */
 export interface ConfigurationReader {

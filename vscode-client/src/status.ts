@@ -5,7 +5,8 @@
 // the same messages go by (extension.ts taps the message reader), so nothing here changes what
 // the server says or how the client answers it. The server's vocabulary (server.py):
 //   $/progress begin titles "holefill: loading model" and "holefill: filling N hole(s)";
-//   window/logMessage "holefill 0.1.0: positions in utf-16, model bundled default" at start and
+//   window/logMessage "holefill 0.1.0: positions in utf-16, model bundled default" at start,
+//   "model loaded: NAME (4.2 s)" after each load (at the start and after a model change), and
 //   "inline completion: 123 ms, ..." / "fill holes: 456 ms, ..." after each request;
 //   window/showMessage with type Error when something failed.
 
@@ -25,6 +26,7 @@ const MESSAGE_ERROR = 1;
 
 const LATENCY = /^(inline completion|fill holes): (\d+) ms/;
 const HELLO = /^holefill (\S+): positions in (\S+), model (.+)$/;
+const LOADED = /^model loaded: (.+) \([\d.]+ s\)$/;
 const FILLING = /^holefill: filling (\d+) hole/;
 
 /** The part of `vscode.StatusBarItem` this module sets (a plain object in tests). */
@@ -59,6 +61,9 @@ export class Status implements vscode.Disposable {
     this.started = false;
     this.error = undefined;
     this.version = undefined;
+    // the previous server's model and latency are not this one's (they stayed after Restart)
+    this.model = undefined;
+    this.latency = undefined;
     this.interpreter = interpreter;
     this.render();
   }
@@ -124,6 +129,9 @@ export class Status implements vscode.Disposable {
       } else if (title.startsWith('holefill: loading model')) {
         this.tasks.set(token, { kind: 'loading', holes: 0, percentage: pct, message });
         this.clearTransientError(); // a new model: the old failure no longer applies
+        // and the old model's name and latency no longer hold either
+        this.model = undefined;
+        this.latency = undefined;
       } else {
         return;
       }
@@ -147,6 +155,12 @@ export class Status implements vscode.Disposable {
     if (latency !== null) {
       this.latency = { what: String(latency[1]), ms: Number(latency[2]) };
       this.clearTransientError(); // it answered: whatever failed before works now
+      this.render();
+      return;
+    }
+    const loaded = LOADED.exec(line);
+    if (loaded !== null) {
+      this.model = loaded[1];
       this.render();
       return;
     }

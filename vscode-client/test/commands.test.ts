@@ -168,6 +168,26 @@ describe('Fill holes', () => {
     assert.match(String(mock.called('showErrorMessage')[0]?.args[0]), /the document changed/);
   });
 
+  it('says a fill was cancelled or stopped by typing, in the server\'s words, not as a failure',
+    async () => {
+      mock.state.activeTextEditor = mock.editor('python', 7, [0, 0]);
+      const stopped = (code: number, message: string) => new FakeClient({
+        'textDocument/codeAction': () => [fillAction],
+        'codeAction/resolve': () => { throw Object.assign(new Error(message), { code }); },
+      });
+      assert.equal(await fillHoles(deps(stopped(-32800, 'holefill: Fill holes was cancelled'))),
+        'cancelled');
+      assert.equal(await fillHoles(deps(stopped(-32801,
+        'holefill: Fill holes stopped: the document changed while its holes were being filled '
+        + '(typing stops a fill); run it again'))), 'stale');
+      const said = mock.called('showInformationMessage').map((c) => String(c.args[0]));
+      assert.deepEqual(said, ['holefill: Fill holes was cancelled',
+        'holefill: Fill holes stopped: the document changed while its holes were being filled '
+        + '(typing stops a fill); run it again']);
+      assert.equal(mock.called('showErrorMessage').length, 0);
+      assert.ok(!said.some((m) => m.includes('could not be filled')));
+    });
+
   it('with several cursors, runs the server command with their positions', async () => {
     mock.state.activeTextEditor = mock.editor('python', 3, [9, 1], [2, 5], [9, 1]);
     const client = new FakeClient({ 'workspace/executeCommand': () => ({ applied: true }) });

@@ -6,10 +6,14 @@ import * as path from 'node:path';
 export interface Manifest {
   main: string;
   activationEvents: string[];
+  capabilities: { untrustedWorkspaces: { supported: boolean | 'limited' } };
   contributes: {
     commands: { command: string; title: string; category: string }[];
     configuration: {
-      properties: Record<string, { default?: unknown; items?: { enum?: unknown[] } }>;
+      properties: Record<
+        string,
+        { default?: unknown; scope?: string; items?: { enum?: unknown[] } }
+      >;
     };
   };
 }

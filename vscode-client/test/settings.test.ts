@@ -40,6 +40,7 @@ describe('settings -> initialization options', () => {
       holeMarker: '<|hole|>',
       constrained: true,
       trustRemoteCode: false,
+      inlineWitness: true,
     });
   });
 
@@ -91,13 +92,26 @@ describe('configuration changes', () => {
   const affects = (...changed: string[]) => (section: string) =>
     changed.some((c) => c === section || c.startsWith(`${section}.`));
 
-  it('restarts for the interpreter and the languages, notifies for the rest', () => {
+  it('restarts for the interpreter, the languages and trust, notifies for the rest', () => {
     assert.equal(changeAction(affects('holefill.pythonPath')), 'restart');
     assert.equal(changeAction(affects('holefill.languages')), 'restart');
+    assert.equal(changeAction(affects('holefill.trustRemoteCode')), 'restart');
     assert.equal(changeAction(affects('holefill.model')), 'notify');
     assert.equal(changeAction(affects('holefill.topK', 'holefill.inlineSuggestions')), 'notify');
     assert.equal(changeAction(affects('holefill.inlineSuggestions')), 'client');
     assert.equal(changeAction(affects('editor.fontSize')), 'none');
+  });
+});
+
+describe('trust', () => {
+  it('keeps trustRemoteCode a machine setting: no workspace can turn it on', () => {
+    const spec = manifest.contributes.configuration.properties['holefill.trustRemoteCode'];
+    assert.equal(spec?.scope, 'machine');
+    assert.equal(spec?.default, false);
+  });
+
+  it('does not run in untrusted workspaces (their settings could name the code to run)', () => {
+    assert.equal(manifest.capabilities.untrustedWorkspaces.supported, false);
   });
 });
 

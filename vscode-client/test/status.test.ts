@@ -35,6 +35,7 @@ describe('status bar', () => {
     assert.equal(it_.text, '$(sync~spin) holefill: loading model 42%');
     assert.match(String(it_.tooltip), /Loading the model: weights/);
     status.observe(progress('t1', { kind: 'end', message: 'done' }));
+    status.observe(log('model loaded: /tmp/tiny (4.2 s)'));
     assert.equal(it_.text, '$(check) holefill');
     status.observe(log('inline completion: 123 ms, 1 hole(s), 9 tokens, 0 rejected, model 1.0 '
       + 'ms/token, checks 0.2 ms median'));
@@ -44,6 +45,30 @@ describe('status bar', () => {
     assert.match(tip, /Model: \/tmp\/tiny/);
     assert.match(tip, /Python: \/usr\/bin\/python3/);
     assert.match(tip, /Last inline completion: 123 ms/);
+  });
+
+  it('forgets the model and the last latency on Restart and on a model change', () => {
+    const it_ = item();
+    const status = new Status(it_, 'x');
+    status.starting('python3 (the default)');
+    status.running();
+    status.observe(log('holefill 0.1.0: positions in utf-16, model /tmp/old'));
+    status.observe(log('model loaded: /tmp/old (1.0 s)'));
+    status.observe(log('inline completion: 123 ms, 1 hole(s)'));
+    assert.equal(it_.text, '$(check) holefill 123 ms');
+    // a model change: the server loads another model
+    status.observe(progress('l2', { kind: 'begin', title: 'holefill: loading model' }));
+    assert.doesNotMatch(String(it_.tooltip), /Model: \/tmp\/old|123 ms/);
+    status.observe(progress('l2', { kind: 'end' }));
+    status.observe(log('model loaded: /tmp/new (2.0 s)'));
+    assert.equal(it_.text, '$(check) holefill');
+    assert.match(String(it_.tooltip), /Model: \/tmp\/new/);
+    status.observe(log('inline completion: 77 ms, 1 hole(s)'));
+    // Restart: nothing of the old server stays
+    status.starting('python3 (the default)');
+    status.running();
+    assert.equal(it_.text, '$(check) holefill');
+    assert.doesNotMatch(String(it_.tooltip), /Model:|77 ms/);
   });
 
   it('shows Fill holes while it runs', () => {

@@ -52,12 +52,30 @@ class PositionError(HolefillError, ValueError):
         self.col_units = col_units
 
 
+class StaleChangeError(HolefillError, ValueError):
+    """A change whose version is older than the document's: it is not applied."""
+
+    def __init__(self, uri: str, version: int, current: int) -> None:
+        super().__init__(f"ignored a change to {uri}: its version {version} is older than the "
+                         f"document's {current}")
+
+
 class UnknownDocumentError(HolefillError, LookupError):
     """A request named a URI that is not open."""
 
     def __init__(self, uri: str) -> None:
         super().__init__(f"document is not open: {uri}")
         self.uri = uri
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def engine_text(text: str) -> str:
+    """``text`` for the engine: a lone surrogate (a JSON string may carry one; a valid pair
+    arrives as one code point) becomes U+FFFD, one code point for one, so offsets stay. The
+    tokenizer and the checker take only encodable text; the document keeps the original."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def normalize_encoding(encoding: str) -> str:
@@ -533,9 +551,7 @@ class Document:
         self._source = self._source[:start_byte] + encoded + self._source[old_end_byte:]
 
     def _finish(self, version: int) -> None:
-        if version < self.version:
-            log.warning("%s: version went back from %d to %d", self.uri, self.version, version)
-        self.version = version
+        self.version = version  # DocumentStore.change refuses versions that go back
         if self._parser is not None:
             self._tree = self._parser.parse(self._source, self._tree)
 
@@ -569,8 +585,12 @@ class DocumentStore:
     def change(
         self, uri: str, version: int, changes: Sequence[types.TextDocumentContentChangeEvent]
     ) -> Document:
-        """Apply a didChange notification's content changes, in order."""
+        """Apply a didChange notification's content changes, in order. A version older than
+        the document's is refused (StaleChangeError) and nothing is applied: the editor's
+        later changes are relative to what it sent in order, not to a stale replay."""
         doc = self.get(uri)
+        if version < doc.version:
+            raise StaleChangeError(uri, version, doc.version)
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
                 doc.apply_change(change.range, change.text, version)

@@ -1,19 +1,20 @@
 """The model side of the server: load the model once, run fills off the event loop.
 
-The model runs in an executor of its own (pygls' thread pool also reads stdin), one job at a
-time. Cancellation is cooperative: a job gets a `threading.Event` that the decoding loop
-checks between tokens; a cancelled request sets it, so the model stops within one token.
+The model runs on the `Worker` thread of `holefill.lsp.jobs`, one job at a time. Cancellation
+is cooperative: a job gets a `CancelToken` that the engine polls (between tokens and inside
+the checks); a cancelled request sets it. Loading a model is urgent: it goes to the front of
+the queue, and the fills queued or running for the old model are cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
+import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from holefill.lsp.jobs import CancelToken, Worker
 from holefill.lsp.settings import Settings
 
 if TYPE_CHECKING:
@@ -24,11 +25,14 @@ T = TypeVar("T")
 
 # progress(fraction 0..1 or None, message), called from the model thread
 Report = Callable[[float | None, str], None]
+# the backend's loading stages, as the progress item's message
+_STAGES = {"resolve": "finding it", "tokenizer": "tokenizer", "weights": "weights",
+           "device": "moving it to the device", "ready": "ready"}
 
 
 class Engine:
     def __init__(self) -> None:
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="holefill-model")
+        self.worker = Worker()
         self._completer: Completer | None = None
         self._key: tuple | None = None
         self._loading: asyncio.Future[Any] | None = None
@@ -48,9 +52,10 @@ class Engine:
         if self._completer is not None and self._key == key:
             return self._completer
         if self._loading is None or self._loading_key != key:
-            loop = asyncio.get_running_loop()
+            self.worker.cancel_all("the model is being replaced")
             self._loading_key = key
-            self._loading = loop.run_in_executor(self.executor, self._load, settings, report)
+            self._loading = self.worker.submit(lambda: self._load(settings, report),
+                                               CancelToken(), urgent=True, name="load")
         loading = self._loading
         try:
             comp = await asyncio.shield(loading)
@@ -63,8 +68,10 @@ class Engine:
         from holefill.decode.completer import Completer
 
         def progress(stage: str, frac: float | None) -> None:
+            # the progress item's title already says "loading model" (the editor shows
+            # "title: message"; "loading model: loading model: weights" before)
             if report is not None:
-                report(frac, f"loading model: {stage}")
+                report(frac, _STAGES.get(stage, stage))
 
         # the old model goes first: two large models may not fit in memory together
         self._completer, self._key = None, None
@@ -74,15 +81,23 @@ class Engine:
         self._completer, self._key = comp, settings.model_key()
         return comp
 
-    async def run(self, job: Callable[[], T], cancel: threading.Event) -> T:
-        """Run ``job`` on the model thread; a cancelled caller stops it within one token."""
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self.executor, job)
+    async def run(self, job: Callable[[], T], token: CancelToken, name: str = "fill") -> T:
+        """Run ``job`` on the model thread; a caller that is cancelled sets ``token``, which
+        the job polls. The caller waits no longer than the token's deadline, also while the
+        job is still queued behind other work (it is then dropped when its turn comes):
+        Cancelled, with the token's reason "deadline"."""
+        from holefill.decode.loop import Cancelled
+
+        future = self.worker.submit(job, token, name=name)
+        wait = None if token.deadline is None else max(0.0, token.deadline - time.monotonic())
         try:
-            return await asyncio.shield(future)
+            return await asyncio.wait_for(asyncio.shield(future), wait)
+        except TimeoutError:
+            token.set("deadline")
+            raise Cancelled(f"{name}: past its deadline") from None
         except asyncio.CancelledError:
-            cancel.set()
+            token.set("cancelled")
             raise
 
     def shutdown(self) -> None:
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        self.worker.close()

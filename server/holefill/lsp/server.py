@@ -5,6 +5,12 @@ Features: incremental text sync into our document store (tree-sitter trees, edit
 further holes, the code action "Fill holes" (`source.fillHoles`) and a quick fix per hole,
 resolved lazily, the command `holefill.fillHoles` for explicit positions, settings, progress,
 and cancellation (latest request per document wins).
+
+The handlers are thin: the protocol's rules (lifecycle, errors, cancellation) live in
+`protocol.py`, the transports (stdio, TCP with a token) in `transport.py`, the model's work
+queue in `jobs.py`. Every model job has a `CancelToken` with a deadline; a newer request on
+the same document, the client's `$/cancelRequest`, closing the document, a model reload or
+shutdown set it.
 """
 
 from __future__ import annotations
@@ -12,10 +18,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -24,10 +30,19 @@ from pygls.lsp.server import LanguageServer
 
 from holefill import __version__
 from holefill.errors import HolefillError, LanguageError
-from holefill.lsp.documents import Document, DocumentStore
+from holefill.lsp.documents import Document, DocumentStore, engine_text
 from holefill.lsp.engine import Engine, Report
+from holefill.lsp.errors import (
+    ContentModified,
+    InvalidParams,
+    RequestCancelled,
+    RequestError,
+    RequestFailed,
+)
 from holefill.lsp.holes import Hole, HoleChunks, chunks_for, find_holes
 from holefill.lsp.inline import Suggestion, SuggestionCache, decode_options
+from holefill.lsp.jobs import CancelToken
+from holefill.lsp.protocol import HolefillProtocol
 from holefill.lsp.settings import Settings, updated
 
 log = logging.getLogger(__name__)
@@ -35,19 +50,36 @@ log = logging.getLogger(__name__)
 FILL_HOLES_KIND = "source.fillHoles"
 FILL_HOLES_COMMAND = "holefill.fillHoles"
 REPORT_EVERY_S = 0.1
+# Wall-clock bounds of one request's model work; past them the work stops like a cancelled
+# one and the request says so.
+INLINE_DEADLINE_S = 30.0
+FILL_DEADLINE_S = 300.0
 
 
 class HolefillServer(LanguageServer):
+    protocol: HolefillProtocol
+
     def __init__(self) -> None:
         super().__init__("holefill", __version__,
-                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=HolefillProtocol)
         self.settings = Settings()
         self.store = DocumentStore()
         self.engine = Engine()
         self.cache = SuggestionCache()
-        self._latest: dict[str, tuple[int, threading.Event]] = {}
+        self._latest: dict[str, tuple[int, CancelToken]] = {}
         self._seq = 0
         self._init_problems: list[str] = []
+        # the progress items shown now, by token: a cancellable one stops its work when the
+        # user cancels it in the editor (window/workDoneProgress/cancel)
+        self.bars: dict[str, ProgressBar] = {}
+        self._loading_bar: ProgressBar | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A notification that failed (a change to a document that is not open, a stale
+        version): logged for the client, no pop-up, no traceback."""
+        log.warning("%s", error)
+        self.note(f"holefill: {error}", types.MessageType.Warning)
 
     # ------------------------------------------------------------------- messages, progress
 
@@ -57,20 +89,22 @@ class HolefillServer(LanguageServer):
     def note(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=text))
 
-    async def progress_bar(self, title: str) -> ProgressBar:
-        bar = ProgressBar(self, title)
+    async def progress_bar(self, title: str, cancel: CancelToken | None = None) -> ProgressBar:
+        """A progress item in the editor; with ``cancel``, the user can cancel it there, which
+        sets that token."""
+        bar = ProgressBar(self, title, cancel)
         await bar.begin()
         return bar
 
     # ------------------------------------------------------------------- latest request wins
 
-    def claim(self, uri: str) -> tuple[int, threading.Event]:
+    def claim(self, uri: str, deadline_s: float) -> tuple[int, CancelToken]:
         """A new request for ``uri``: the one before it is cancelled."""
         old = self._latest.get(uri)
         if old is not None:
-            old[1].set()
+            old[1].set("superseded")
         self._seq += 1
-        mine = (self._seq, threading.Event())
+        mine = (self._seq, CancelToken(deadline_s))
         self._latest[uri] = mine
         return mine
 
@@ -81,20 +115,40 @@ class HolefillServer(LanguageServer):
     # ------------------------------------------------------------------------- the model
 
     async def completer(self):
-        bar = None
-        if not self.engine.is_loaded(self.settings):
-            bar = await self.progress_bar("holefill: loading model")
-        try:
-            return await self.engine.completer(self.settings, bar.report if bar else None)
-        finally:
+        """The model of the settings now; while it loads, one progress item says so, however
+        many requests wait for it (each request showed its own before, so one Fill holes
+        right after the start showed three)."""
+        if self.engine.is_loaded(self.settings):
+            return self.engine.loaded
+        key = self.settings.model_key()
+        bar = self._loading_bar
+        mine = bar is None or bar.key != key
+        if mine:
             if bar is not None:
+                bar.end("replaced by another model")
+            bar = await self.progress_bar("holefill: loading model")
+            bar.key = key
+            self._loading_bar = bar
+        t0 = time.perf_counter()
+        try:
+            comp = await self.engine.completer(self.settings, bar.report)
+        finally:
+            if mine and self._loading_bar is bar:
+                self._loading_bar = None
                 bar.end()
+        if mine:
+            self.note(f"model loaded: {comp.name} ({time.perf_counter() - t0:.1f} s)")
+        return comp
 
     def language_of(self, doc: Document) -> str | None:
-        from holefill.languages import get_language
+        """The language holefill serves ``doc`` in, or None: the client's language id, and
+        for a `.h` file its text (C unless it is evidently C++)."""
+        from pygls.uris import to_fs_path
+
+        from holefill.languages import language_for_document
 
         try:
-            name = get_language(doc.language_id).name
+            name = language_for_document(to_fs_path(doc.uri), doc.language_id, doc.text).name
         except LanguageError:
             return None
         return name if name in self.settings.languages else None
@@ -104,9 +158,11 @@ class ProgressBar:
     """`$/progress` created by the server (clients send no token with inline completion);
     reports from the model thread are handed to the event loop."""
 
-    def __init__(self, server: HolefillServer, title: str) -> None:
-        self.server, self.title = server, title
+    def __init__(self, server: HolefillServer, title: str,
+                 cancel: CancelToken | None = None) -> None:
+        self.server, self.title, self.cancel = server, title, cancel
         self.token = f"holefill-{uuid.uuid4().hex[:12]}"
+        self.key: tuple | None = None  # the model a loading bar is for
         self.loop = asyncio.get_running_loop()
         self.active = False
         self._last: int | None = -1
@@ -126,8 +182,9 @@ class ProgressBar:
             log.info("no progress: %s", exc)
             return
         self.active = True
+        self.server.bars[self.token] = self
         self.server.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(
-            title=self.title, percentage=0, cancellable=False))
+            title=self.title, percentage=0, cancellable=self.cancel is not None))
 
     def report(self, fraction: float | None, message: str) -> None:
         if not self.active:
@@ -143,6 +200,9 @@ class ProgressBar:
     def end(self, message: str = "done") -> None:
         if self.active:
             self.active = False
+            self.server.bars.pop(self.token, None)
+            # pygls keeps a future per token it was told of
+            self.server.work_done_progress.tokens.pop(self.token, None)
             self.loop.call_soon_threadsafe(self.server.work_done_progress.end, self.token,
                                            types.WorkDoneProgressEnd(message=message))
 
@@ -157,8 +217,18 @@ def on_initialize(params: types.InitializeParams) -> None:
     encoding = ServerCapabilitiesBuilder.choose_position_encoding(params.capabilities)
     # an enum member (PositionEncodingKind.Utf16) when the client offered none: take its value
     server.store.encoding = str(getattr(encoding, "value", encoding))
+    # the one place settings that can run code (model, trustRemoteCode) are taken from: the
+    # initialization of the client the transport let in
     server.settings, server._init_problems = updated(server.settings,
-                                                     params.initialization_options)
+                                                     params.initialization_options,
+                                                     initial=True)
+    loop = asyncio.get_running_loop()
+
+    def stopped(name: str, reason: str, ms: float) -> None:
+        loop.call_soon_threadsafe(server.note, f"{name}: stopped {ms:.0f} ms after its "
+                                               f"cancel ({reason})")
+
+    server.engine.worker.on_stop = stopped
 
 
 @server.feature(types.INITIALIZED)
@@ -181,8 +251,12 @@ def _background(coro: Any) -> None:
 
 async def _preload() -> None:
     """Load the model before the first request needs it."""
+    from holefill.decode.loop import Cancelled
+
     try:
         await server.completer()
+    except Cancelled:
+        pass  # replaced by the load of another model
     except HolefillError as exc:
         server.tell(types.MessageType.Error, str(exc))
     except Exception as exc:  # out of memory, a broken install: say so, stay up
@@ -192,7 +266,7 @@ async def _preload() -> None:
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def on_configuration(params: types.DidChangeConfigurationParams) -> None:
     old = server.settings
-    server.settings, problems = updated(old, params.settings)
+    server.settings, problems = updated(old, params.settings, initial=False)
     for problem in problems:
         server.tell(types.MessageType.Warning, problem)
     if dataclasses.replace(server.settings, debounce_ms=0) != dataclasses.replace(
@@ -210,24 +284,36 @@ def on_open(params: types.DidOpenTextDocumentParams) -> None:
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def on_change(params: types.DidChangeTextDocumentParams) -> None:
-    server.store.change(params.text_document.uri, params.text_document.version,
-                        params.content_changes)
+    uri = params.text_document.uri
+    server.store.change(uri, params.text_document.version, params.content_changes)
+    # work on the old text is wasted: a running fill stops and says why (typing during a fill)
+    latest = server._latest.get(uri)
+    if latest is not None:
+        latest[1].set("changed")
+
+
+@server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+def on_progress_cancel(params: types.WorkDoneProgressCancelParams) -> None:
+    """The user cancelled a progress item in the editor (Fill holes shows a cancellable one)."""
+    bar = server.bars.get(str(params.token))
+    if bar is not None and bar.cancel is not None:
+        bar.cancel.set("cancelled")
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    server.store.close(uri)
-    server.cache.forget(uri)
     latest = server._latest.pop(uri, None)
     if latest is not None:
-        latest[1].set()
+        latest[1].set("closed")
+    server.cache.forget(uri)
+    server.store.close(uri)
 
 
 @server.feature(types.SHUTDOWN)
 def on_shutdown(params: Any) -> None:
-    for _, event in server._latest.values():
-        event.set()
+    for _, token in server._latest.values():
+        token.set("shutdown")
     server.engine.shutdown()
 
 
@@ -242,8 +328,8 @@ async def on_inline_completion(
     language = server.language_of(doc)
     if language is None:
         return None
-    cursor = doc.offset_at(params.position, strict=True)  # PositionError -> error answer
-    seq, cancel = server.claim(uri)
+    cursor = doc.offset_at(params.position, strict=True)  # PositionError -> InvalidParams
+    seq, token = server.claim(uri, INLINE_DEADLINE_S)
     automatic = (params.context is not None and params.context.trigger_kind
                  == types.InlineCompletionTriggerKind.Automatic)
     if automatic and server.settings.debounce_ms:
@@ -253,7 +339,7 @@ async def on_inline_completion(
     text, version = doc.text, doc.version
     cached = server.cache.get(uri, text[:cursor], text[cursor:])
     if cached is None:
-        cached = await _suggest(doc, language, cursor, cancel)
+        cached = await _suggest(doc, language, cursor, token)
         if cached is None or doc.version != version or not server.is_latest(uri, seq):
             return None
         server.cache.put(uri, text[:cursor], text[cursor:], cached)
@@ -266,33 +352,45 @@ async def on_inline_completion(
 
 
 async def _suggest(doc: Document, language: str, cursor: int,
-                   cancel: threading.Event) -> Suggestion | None:
+                   token: CancelToken) -> Suggestion | None:
     holes = find_holes(doc, cursor=cursor, marker=server.settings.hole_marker)
     hc = chunks_for(doc.text, holes)
     index = next(i for i, h in enumerate(hc.holes) if h.reason == "cursor")
     options = decode_options(doc.text, cursor, server.settings)
+    chunks = [engine_text(c) for c in hc.chunks]
     try:
         comp = await server.completer()
         t0 = time.perf_counter()
         res = await server.engine.run(
-            lambda: comp.fill(hc.chunks, language, only=[index], cancel=cancel, **options),
-            cancel)
+            lambda: comp.fill(chunks, language, only=[index], cancel=token, **options),
+            token, name="inline completion")
     except HolefillError as exc:
-        _failed(exc)
+        _failed(exc, token)
         return None
-    if cancel.is_set():
+    if token.is_set():
         return None
     _log_speed("inline completion", res.stats, time.perf_counter() - t0, len(hc.holes))
     if not res.verified:
         server.note("the suggestion is unverified: a check ran out of its work budget "
                     "(raise holefill.maxCheckSteps)", types.MessageType.Warning)
-    return Suggestion(res.fills[0], res.holes[0].replaced)
+    hole = res.holes[0]
+    if hole.completed_by == "witness":
+        if not server.settings.inline_witness:
+            server.note("inline completion: not shown, the model did not finish it and its "
+                        "end would come from the grammar's witness (holefill.inlineWitness "
+                        "is off)")
+            return Suggestion("", 0)
+        server.note(f"inline completion: the end of {res.fills[0]!r} was completed by the "
+                    "grammar's witness, not written by the model (holefill.inlineWitness)")
+    return Suggestion(res.fills[0], hole.replaced)
 
 
-def _failed(exc: HolefillError) -> None:
+def _failed(exc: HolefillError, token: CancelToken) -> None:
     from holefill.decode.loop import Cancelled, NotCompletable
 
-    if isinstance(exc, Cancelled):
+    if isinstance(exc, Cancelled) or token.is_set():
+        if token.reason == "deadline":
+            server.note(f"stopped at the deadline: {exc}", types.MessageType.Warning)
         return None
     if isinstance(exc, NotCompletable):
         server.note(f"no suggestion: {exc}", types.MessageType.Info)
@@ -347,19 +445,34 @@ def _action(title: str, kind: str, doc: Document, holes: Sequence[Hole]) -> type
 
 @server.feature(types.CODE_ACTION_RESOLVE)
 async def on_code_action_resolve(action: types.CodeAction) -> types.CodeAction:
-    data = action.data if isinstance(action.data, dict) else {}
-    uri, version = data.get("uri"), data.get("version")
-    if not isinstance(uri, str) or not isinstance(data.get("holes"), list):
-        raise ValueError("this code action carries no holes to fill (data is missing)")
+    uri, version, asked = _action_data(action.data)
     doc = server.store.get(uri)
     if doc.version != version:
-        raise ValueError(f"the document changed since this action was offered (version "
-                         f"{version}, now {doc.version}); ask for the code action again")
-    asked = [Hole(int(o), int(e), r) for o, e, r in data["holes"]]
-    edit = await _fill_edit(doc, asked)
+        raise ContentModified(f"the document changed since this action was offered (version "
+                              f"{version}, now {doc.version}); ask for the code action again")
+    seq, token = server.claim(uri, FILL_DEADLINE_S)
+    edit = await _fill_edit(doc, asked, token)
     if edit is not None:
         action.edit = edit
     return action
+
+
+def _action_data(data: Any) -> tuple[str, int, list[Hole]]:
+    """What `_action` put in a code action's data, checked: the client sends it back."""
+    bad = InvalidParams("this code action carries no holes to fill (its data is missing or "
+                        "was not made by holefill)")
+    if not isinstance(data, dict):
+        raise bad
+    uri, version, holes = data.get("uri"), data.get("version"), data.get("holes")
+    if not isinstance(uri, str) or not isinstance(version, int) or not isinstance(holes, list):
+        raise bad
+    asked = []
+    for h in holes:
+        if not (isinstance(h, list) and len(h) == 3 and all(isinstance(x, int) for x in h[:2])
+                and h[2] in ("cursor", "marker", "position", "edit")):
+            raise bad
+        asked.append(Hole(h[0], h[1], h[2]))
+    return uri, version, asked
 
 
 @server.command(FILL_HOLES_COMMAND)
@@ -368,61 +481,155 @@ async def on_fill_holes_command(args: Any) -> dict:
     same as two positional arguments); fills the holes there and applies the edit."""
     uri, positions = _command_arguments(args)
     doc = server.store.get(uri)
-    offsets = [doc.offset_at(types.Position(line=p["line"], character=p["character"]),
-                             strict=True) for p in positions]
+    offsets = [doc.offset_at(p, strict=True) for p in positions]
     asked = [Hole(o, o, "position") for o in offsets] or find_holes(
         doc, marker=server.settings.hole_marker)
-    edit = await _fill_edit(doc, asked)
-    if edit is None:
+    seq, token = server.claim(uri, FILL_DEADLINE_S)
+    try:
+        edit = await _fill_edit(doc, asked, token)
+    except RequestError as exc:
+        if not token.is_set():
+            raise
+        return {"applied": False, "reason": str(exc)}  # stopped: says why
+    # Nothing awaits between here and the request below: a cancel that came in while the
+    # holes were filled has set the token (or cancelled this task at its last await), so a
+    # cancelled command never edits the document.
+    if edit is None or token.is_set():
         return {"applied": False}
     result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
         edit=edit, label="Fill holes"))
-    return {"applied": bool(result.applied)}
+    return {"applied": bool(getattr(result, "applied", False))}
 
 
-def _command_arguments(args: Any) -> tuple[str, list[dict]]:
+def _command_arguments(args: Any) -> tuple[str, list[types.Position]]:
+    usage = InvalidParams(f"{FILL_HOLES_COMMAND} takes {{uri, positions: [Position]}}")
     if isinstance(args, list) and len(args) == 1 and isinstance(args[0], dict):
         args = args[0]
     if isinstance(args, dict):
-        return str(args.get("uri")), list(args.get("positions") or [])
-    if isinstance(args, list) and len(args) == 2 and isinstance(args[0], str):
-        return args[0], list(args[1])
-    raise ValueError(f"{FILL_HOLES_COMMAND} takes {{uri, positions: [Position]}}")
+        uri, positions = args.get("uri"), args.get("positions") or []
+    elif isinstance(args, list) and len(args) == 2:
+        uri, positions = args
+    else:
+        raise usage
+    if not isinstance(uri, str) or not isinstance(positions, list):
+        raise usage
+    return uri, [_position(p) for p in positions]
 
 
-async def _fill_edit(doc: Document, asked: Sequence[Hole]) -> types.WorkspaceEdit | None:
+def _position(p: Any) -> types.Position:
+    values: list[Any] = [p.get("line"), p.get("character")] if isinstance(p, dict) else []
+    if not (len(values) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
+                                     and 0 <= v < 2**31 for v in values)):
+        raise InvalidParams(f"{FILL_HOLES_COMMAND}: a position is {{line, character}} with "
+                            f"integers in 0..2^31-1, got {p!r}")
+    return types.Position(line=int(values[0]), character=int(values[1]))
+
+
+async def _fill_edit(doc: Document, asked: Sequence[Hole],
+                     token: CancelToken) -> types.WorkspaceEdit | None:
     """Fill the asked holes (the file's other unfinished places stay holes in every check);
-    the edit carries the version it was computed for; except markers, it only inserts."""
+    the edit carries the version it was computed for; except markers, it only inserts.
+    None when the work was cancelled or superseded."""
     language = server.language_of(doc)
     if language is None:
-        raise ValueError(f"holefill does not serve {doc.language_id!r} documents")
+        raise InvalidParams(f"holefill does not serve {doc.language_id!r} documents")
     version = doc.version
     holes = find_holes(doc, marker=server.settings.hole_marker,
                        positions=[h.offset for h in asked if h.reason == "position"])
     hc = chunks_for(doc.text, holes)
-    wanted = {h.offset for h in asked}
-    only = [i for i, h in enumerate(hc.holes) if h.offset in wanted]
+    # an asked place is the hole that holds it: a position at a marker's end has joined the
+    # marker's hole
+    only = [i for i, h in enumerate(hc.holes)
+            if any(h.offset <= a.offset <= h.end for a in asked)]
     if not only:
-        raise ValueError("none of the holes of this action is still in the document")
-    seq, cancel = server.claim(doc.uri)
-    bar = await server.progress_bar(f"holefill: filling {len(only)} hole(s)")
+        raise ContentModified("none of the holes of this action is still in the document")
+    chunks = [engine_text(c) for c in hc.chunks]
     options = decode_options(doc.text, hc.holes[only[0]].offset, server.settings)
     options.update(multiline=True, block_indent=None, replaceable="")
+    bar = None
     try:
+        # the model first: while it loads, its own progress item is the only one shown
         comp = await server.completer()
+        if token.is_set():
+            raise _stopped(token)
+        bar = await server.progress_bar(f"holefill: filling {len(only)} hole(s)", token)
         t0 = time.perf_counter()
         res = await server.engine.run(lambda: comp.fill(
-            hc.chunks, language, only=only, cancel=cancel,
-            progress=lambda f, m: bar.report(f, m), **options), cancel)
+            chunks, language, only=only, cancel=token,
+            progress=lambda f, m: bar.report(f, m), **options), token, name="fill holes")
+    except RequestError:
+        raise
     except HolefillError as exc:
-        _failed(exc)
-        return None
+        from holefill.decode.loop import Cancelled
+
+        if isinstance(exc, Cancelled) or token.is_set():
+            raise _stopped(token) from exc
+        raise RequestFailed(str(exc)) from exc
     finally:
-        bar.end()
+        if bar is not None:
+            bar.end("stopped" if token.is_set() else "done")
     _log_speed("fill holes", res.stats, time.perf_counter() - t0, len(hc.holes))
+    if not res.verified:
+        await _verify(chunks, only, res.fills, language, token)
+    for n, (i, hole) in enumerate(zip(only, res.holes, strict=True)):
+        if hole.completed_by == "witness":
+            line = doc.position_at(hc.holes[i].offset).line + 1
+            server.note(f"fill holes: the end of hole {n + 1} (line {line}) was completed by "
+                        "the grammar's witness, not written by the model")
     if doc.version != version:
-        raise ValueError("the document changed while its holes were being filled; try again")
+        raise ContentModified("the document changed while its holes were being filled; "
+                              "try again")
     return _workspace_edit(doc, version, hc, only, res.fills)
+
+
+async def _verify(chunks: list[str], only: list[int], fills: list[str], language: str,
+                  token: CancelToken) -> None:
+    """A fill some of whose checks answered UNKNOWN (accepted, never read as no) is applied
+    only when one check of the filled text (the other holes open) says YES. Without this, a
+    quick fix at `margin = <|hole|>` whose checks ran out of budget was applied as an empty
+    filling, leaving `margin = `."""
+    from holefill.check.checker import Checker, Verdict
+
+    merged = [chunks[0]]
+    for i, chunk in enumerate(chunks[1:]):
+        if i in only:
+            merged[-1] += fills[only.index(i)] + chunk
+        else:
+            merged.append(chunk)
+    steps = server.settings.max_check_steps
+    verdict = await server.engine.run(
+        lambda: Checker.for_language(language).check(merged, max_steps=steps,
+                                                     cancel=token).verdict,
+        token, name="fill holes: verify")
+    if token.is_set():
+        raise _stopped(token)
+    if verdict is not Verdict.YES:
+        why = ("the filled file cannot be completed" if verdict is Verdict.NO else
+               "a check ran out of its work budget; raise holefill.maxCheckSteps")
+        raise RequestFailed(f"Fill holes found no filling it could verify ({why}); nothing "
+                            "was applied")
+
+
+def _stopped(token: CancelToken) -> RequestError:
+    """Why a fill stopped before its end, as the answer says it (never "could not be
+    filled")."""
+    why = token.reason or "cancelled"
+    if why == "deadline":
+        return RequestFailed(f"Fill holes stopped after {FILL_DEADLINE_S:.0f} s (its "
+                             "deadline); fill fewer holes at a time")
+    if why == "changed":
+        return ContentModified("Fill holes stopped: the document changed while its holes were "
+                               "being filled (typing stops a fill); run it again")
+    if why == "superseded":
+        return ContentModified("Fill holes stopped: a newer request on this document (an "
+                               "inline suggestion or another fill) replaced it; run it again")
+    if why == "cancelled":
+        return RequestCancelled("Fill holes was cancelled")
+    if why == "closed":
+        return RequestFailed("Fill holes stopped: the document was closed")
+    if why == "shutdown":
+        return RequestFailed("Fill holes stopped: the server is shutting down")
+    return RequestFailed(f"Fill holes stopped: {why}")
 
 
 def _workspace_edit(doc: Document, version: int, hc: HoleChunks, only: list[int],
@@ -434,12 +641,36 @@ def _workspace_edit(doc: Document, version: int, hc: HoleChunks, only: list[int]
         types.TextDocumentEdit(text_document=ident, edits=edits)])
 
 
-def serve(tcp_port: int | None = None) -> None:
-    """Run the server on stdio, or on 127.0.0.1:``tcp_port``."""
-    if tcp_port is None:
-        server.start_io()
-    else:
-        server.start_tcp("127.0.0.1", tcp_port)
+def serve(tcp_port: int | None = None, token_file: Path | None = None,
+          announce: Callable[[str], None] = log.warning) -> int:
+    """Run the server on stdio, or on 127.0.0.1:``tcp_port`` (0: any free port) for one
+    client that presents the token (`holefill.lsp.auth`). ``token_file``: use the token in
+    that file when it exists (it must be private), else write a new one there. Returns the
+    exit status: 0 after shutdown and exit, else 1."""
+    from holefill.lsp import auth, transport
+
+    try:
+        if tcp_port is None:
+            return transport.run_stdio(server.protocol)
+        keep = token_file is not None and token_file.exists()
+        token = auth.read_token_file(token_file) if keep and token_file else auth.new_token()
+        written: list[Path] = []
+
+        def listening(port: int) -> None:
+            path = token_file if token_file is not None else auth.default_token_path(port)
+            if not keep:
+                auth.write_token_file(path, token)
+                written.append(path)
+            announce(f"listening on 127.0.0.1:{port}; the client must send the token in "
+                     f"{path} as initializationOptions.token")
+
+        try:
+            return transport.run_tcp(server.protocol, tcp_port, token, listening)
+        finally:
+            for path in written:
+                path.unlink(missing_ok=True)
+    finally:
+        server.engine.shutdown()
 
 
 __all__ = ["HolefillServer", "ProgressBar", "Report", "serve", "server"]

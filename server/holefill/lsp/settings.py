@@ -3,6 +3,14 @@
 Clients send camelCase keys, either flat or under a "holefill" section (VS Code sends the
 section). A bad value is reported by name and the previous value is kept, so a typo in a
 settings file never takes the server down.
+
+Trust: loading a model with `trustRemoteCode` runs Python code from the model's folder. The
+settings that decide which code that is (`trustRemoteCode` and `model`) are taken as they come
+only from the initialization options, which come from the client that started the server
+(stdio) or presented its token (TCP). A later `workspace/didChangeConfiguration` may turn
+`trustRemoteCode` off but never on, and may change `model` only while `trustRemoteCode` is
+off (a model loaded without remote code runs none of its folder's code); otherwise the change
+is refused with a message and the old value kept: restart the server to trust other code.
 """
 
 from __future__ import annotations
@@ -33,6 +41,9 @@ class Settings:
     max_check_steps: int = 20_000_000
     template: str | None = None  # FIM template: family name or "{prefix}...{suffix}" string
     fim_format: str | None = None  # "psm" / "spm"; None: what the model says
+    # may an inline suggestion the model did not finish be shown with its end completed by
+    # the grammar's witness? (the log says so each time); Fill holes always may
+    inline_witness: bool = True
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def model_key(self) -> tuple:
@@ -128,11 +139,30 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "maxCheckSteps": ("max_check_steps", _int(1000, 10**10)),
     "template": ("template", _model),
     "fimFormat": ("fim_format", _fim_format),
+    "inlineWitness": ("inline_witness", _bool),
 }
 
 
-def updated(current: Settings, options: Any) -> tuple[Settings, list[str]]:
-    """``current`` with the values in ``options``; the problems found, one line each."""
+def _refuse_untrusted(current: Settings, changes: dict[str, Any]) -> list[str]:
+    """Take out of ``changes`` (from a configuration change) what would run code the
+    initialization did not trust; the reasons, one line each."""
+    problems = []
+    if changes.get("trust_remote_code") and not current.trust_remote_code:
+        del changes["trust_remote_code"]
+        problems.append("holefill.trustRemoteCode can be turned on only in the initialization "
+                        "options (restart the server with it)")
+    trusted_after = changes.get("trust_remote_code", current.trust_remote_code)
+    if "model" in changes and changes["model"] != current.model and trusted_after:
+        del changes["model"]
+        problems.append("holefill.model cannot change while trustRemoteCode is on: the new "
+                        "model's code would run (restart the server with the new model)")
+    return problems
+
+
+def updated(current: Settings, options: Any, *,
+            initial: bool) -> tuple[Settings, list[str]]:
+    """``current`` with the values in ``options``; the problems found, one line each.
+    ``initial``: the options are the initialization options (see the module docstring)."""
     if options is None:
         return current, []
     if not isinstance(options, Mapping):
@@ -151,4 +181,6 @@ def updated(current: Settings, options: Any) -> tuple[Settings, list[str]]:
             changes[name] = conv(value)
         except Exception as exc:  # a converter's ValueError, or LanguageError
             problems.append(f"holefill.{key}: {exc} (kept {getattr(current, name)!r})")
+    if not initial:
+        problems += _refuse_untrusted(current, changes)
     return dataclasses.replace(current, **changes), problems
