@@ -6,7 +6,7 @@
     holefill complete FILE:LINE:COL       print the completion at a position (1-based)
     holefill check FILE [--language L] [--hole-marker M] [--max-steps N] [--quiet]
     holefill grammar LANG
-    holefill models
+    holefill models [--export-gguf OUT.gguf [--model M]]
     holefill bench [--quick] [--output DIR] [--model M] [--device D]
 
 Exit status of `check`: 0 completable, 1 not completable, 3 unknown (budget ran out),
@@ -128,6 +128,8 @@ def _completer(args: argparse.Namespace) -> Completer:
             bar.update(frac, stage, stage=stage)
 
         return Completer(model=model, device=args.device, progress=progress,
+                         remote_model=args.remote_model, template=args.template,
+                         fim_format=args.fim_format, timeout_s=args.timeout,
                          decoder=args.decoder)
 
 
@@ -253,8 +255,20 @@ def _cmd_complete(args: argparse.Namespace) -> int:
 def _model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--language", "-l", help=f"{KNOWN} (default: from the file extension)")
     p.add_argument("--hole-marker", help="the text that marks a hole (default: <|hole|>)")
-    p.add_argument("--model", "-m", help="a model folder or a Hugging Face id in the local "
-                   "cache (default: $HOLEFILL_MODEL, else the bundled model)")
+    p.add_argument("--model", "-m", help="a model folder, a Hugging Face id in the local "
+                   "cache, or the URL of an OpenAI-compatible completions server "
+                   "(http://127.0.0.1:8080/v1; API key from $HOLEFILL_API_KEY) "
+                   "(default: $HOLEFILL_MODEL, else the bundled model)")
+    p.add_argument("--remote-model", metavar="NAME",
+                   help="with a server URL: which of its models (default: the only one)")
+    p.add_argument("--template", help="FIM template: a family name (starcoder, "
+                   "qwen2.5-coder, ...) or a string with {prefix} and {suffix} "
+                   "(default: detected from the tokenizer)")
+    p.add_argument("--fim-format", choices=("psm", "spm"),
+                   help="prefix-suffix-middle or suffix-prefix-middle (default: what the "
+                   "model folder says, else psm)")
+    p.add_argument("--timeout", type=float, default=None, metavar="S",
+                   help="with a server URL: the longest wait for one answer (default 60)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:1, mps")
     p.add_argument("--decoder", choices=("auto", "autoregressive", "diffusion"), default="auto",
                    help="diffusion: a masked-diffusion model fills every hole at once (the "
@@ -305,6 +319,14 @@ def _cmd_grammar(args: argparse.Namespace) -> int:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
+    if args.export_gguf:
+        from holefill.decode.gguf_export import export_gguf
+
+        model = args.model or os.environ.get("HOLEFILL_MODEL") or None
+        out = export_gguf(model, args.export_gguf, outtype=args.outtype)
+        print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, {args.outtype}) from "
+              f"{model or 'the bundled model'}", file=sys.stderr)
+        return 0
     from holefill.models import format_models
 
     print(format_models())
@@ -362,6 +384,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_grammar)
 
     p = sub.add_parser("models", help="list the bundled model and local models with FIM tokens")
+    p.add_argument("--export-gguf", metavar="OUT.gguf",
+                   help="write the model (--model, default the bundled one) as a GGUF file "
+                   "that llama.cpp's server can serve (Llama models with byte-level BPE)")
+    p.add_argument("--model", "-m", help="with --export-gguf: the model folder or cached id")
+    p.add_argument("--outtype", choices=("f32", "f16"), default="f32",
+                   help="with --export-gguf: weight type (default f32, as holefill runs "
+                   "on a CPU)")
     p.set_defaults(func=_cmd_models)
 
     from holefill.bench import add_arguments as bench_arguments

@@ -22,6 +22,7 @@ from holefill.check.checker import DEFAULT_MAX_STEPS
 from holefill.check.incremental import IncrementalCheck
 from holefill.check.segments import Segment
 from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
+from holefill.decode.http import HttpOptions
 from holefill.decode.loop import (
     Cancelled,
     Constraint,
@@ -29,9 +30,11 @@ from holefill.decode.loop import (
     HoleDecoder,
     HoleResult,
     HoleState,
+    LocalProposer,
     NotCompletable,
 )
 from holefill.decode.prompt import build_prompt, shown
+from holefill.decode.remote import RemoteBackend, RemoteProposer, RemoteSpec, is_remote
 from holefill.decode.templates import FimTemplate
 from holefill.lexing.anchors import Site
 
@@ -64,8 +67,11 @@ class FillResult:
 class Completer:
     """A loaded model that fills holes, constrained by a language's grammar.
 
-    ``model``: a local folder, a Hugging Face id present in the local cache, or None for the
-    bundled default. ``device``: "auto" (CUDA, then MPS, then CPU), "cpu", "cuda:1", ...
+    ``model``: a local folder, a Hugging Face id present in the local cache, None for the
+    bundled default, or the URL of an OpenAI-compatible completions server
+    (``http://127.0.0.1:8080/v1``, ``#name`` or ``remote_model`` for one of several served
+    models; see holefill.decode.remote). ``device``: "auto" (CUDA, then MPS, then CPU),
+    "cpu", "cuda:1", ...
     ``dtype``: "auto" (bf16/fp16 on GPU, fp32 on CPU) or a name. ``template``: a family name or
     a custom template string with ``{prefix}`` and ``{suffix}``, when detection is not wanted.
     One fill runs at a time per completer (the KV cache is shared between fills).
@@ -85,19 +91,35 @@ class Completer:
         fim_format: str | None = None,
         progress: LoadProgress | None = None,
         decoder: str = "auto",
+        remote_model: str | None = None,
+        context_length: int | None = None,
+        timeout_s: float | None = None,
     ) -> None:
-        spec = ModelSpec(model=None if model is None else os.fspath(model), device=device,
-                         dtype=dtype, trust_remote_code=trust_remote_code, threads=threads,
-                         template=template, fim_format=fim_format)
-        self.decoder = resolve_decoder(decoder, spec.model)
+        name = None if model is None else os.fspath(model)
         self.backend: Any
-        if self.decoder == "diffusion":
-            from holefill.decode.diffusion_backend import DiffusionBackend
-
-            self.backend = DiffusionBackend(spec, progress)
+        self._session = None
+        if is_remote(name):
+            assert name is not None
+            if resolve_decoder(decoder, None) == "diffusion":
+                raise ValueError("the diffusion decoder runs a local model; a completions "
+                                 "server proposes left to right (decoder: autoregressive)")
+            self.decoder = "autoregressive"
+            http = HttpOptions() if timeout_s is None else HttpOptions(timeout_s=timeout_s)
+            self.backend = RemoteBackend(RemoteSpec(
+                name, model=remote_model, template=template, fim_format=fim_format,
+                context_length=context_length, http=http), progress)
         else:
-            self.backend = ModelBackend(spec, progress)
-            self._session = self.backend.session()
+            spec = ModelSpec(model=name, device=device, dtype=dtype,
+                             trust_remote_code=trust_remote_code, threads=threads,
+                             template=template, fim_format=fim_format)
+            self.decoder = resolve_decoder(decoder, spec.model)
+            if self.decoder == "diffusion":
+                from holefill.decode.diffusion_backend import DiffusionBackend
+
+                self.backend = DiffusionBackend(spec, progress)
+            else:
+                self.backend = ModelBackend(spec, progress)
+                self._session = self.backend.session()
         self._lock = threading.Lock()
         # engines of recent requests: typing along in one place reuses the parse of the text
         # before the cursor and the closure of the text after it
@@ -255,7 +277,8 @@ class _Fill:
         if settings.constrained:
             self.parts = request_checks(self.checker, chunks, settings, cancel,
                                         completer._engine_for)
-        self.generator = _generator(settings.seed)
+        self.generator = (None if isinstance(completer.backend, RemoteBackend)
+                          else _generator(settings.seed))
 
     def _part_of(self, hole: int) -> tuple[Segment, Constraint] | None:
         return next((p for p in self.parts if hole in p[0].holes), None)
@@ -303,25 +326,40 @@ class _Fill:
         if settings.max_prompt_tokens is not None:
             budget = min(budget, settings.max_prompt_tokens)
         left, _ = _left_of(self.chunks, (), hole, fills, done)
-        prompt = build_prompt(backend, shown(left, settings.hole_placeholder),
-                              shown(self.chunks[hole + 1:], settings.hole_placeholder),
-                              budget=budget, heal=settings.heal)
+        before = shown(left, settings.hole_placeholder)
+        suffix = shown(self.chunks[hole + 1:], settings.hole_placeholder)
         part = self._part_of(hole)
         seg, constraint = part if part is not None else (
             Segment(0, tuple(self.chunks), ()), None)
-        state = _hole_state(seg, hole - seg.first, fills[seg.first:], done[seg.first:],
-                            len(prompt.heal))
-        session = self.completer._session
-        logp = session.prefill(prompt.ids)
-        detok = Detokenizer(backend, prompt.ids)
 
         def on_token(done: int) -> None:
             frac = (index + done / max(1, settings.max_new_tokens)) / count
             self._report(frac, f"hole {index + 1} of {count}: {done} tokens")
 
-        decoder = HoleDecoder(session, detok, constraint, state, prompt.heal, settings,
-                              self.generator, self.cancel, on_token)
-        return decoder.run(logp)
+        proposer: LocalProposer | RemoteProposer
+        if isinstance(backend, RemoteBackend):
+            requests0 = backend.requests
+            remote = backend.prompt(before, suffix, budget=budget, heal=settings.heal,
+                                    cancel=self.cancel)
+            heal, prompt_requests = remote.heal, backend.requests - requests0
+            proposer = backend.proposer(remote, settings, self.cancel)
+        else:
+            prompt = build_prompt(backend, before, suffix, budget=budget, heal=settings.heal)
+            heal, prompt_requests = prompt.heal, 0
+            session = self.completer._session
+            assert session is not None
+            logp = session.prefill(prompt.ids)
+            detok = Detokenizer(backend, prompt.ids)
+            proposer = LocalProposer(session, detok, logp, settings, self.generator)
+        state = _hole_state(seg, hole - seg.first, fills[seg.first:], done[seg.first:],
+                            len(heal))
+        decoder = HoleDecoder(proposer, constraint, state, heal, settings, self.cancel,
+                              on_token)
+        res = decoder.run()
+        res.requests += prompt_requests
+        if isinstance(proposer, RemoteProposer):
+            res.inexact = proposer.inexact + (res.ended_by == "end" and proposer.stop_guessed)
+        return res
 
     def _report(self, frac: float, message: str) -> None:
         if self.progress is not None:
@@ -340,6 +378,8 @@ class _Fill:
             "model_ms_per_token": 1e3 * model_s / tokens if tokens else 0.0,
             "total_s": total_s,
             "witness_holes": float(sum(r.completed_by == "witness" for r in results)),
+            "requests": float(sum(r.requests for r in results)),
+            "inexact": float(sum(r.inexact for r in results)),
             # checks answered UNKNOWN at once after the budget ran out twice in a row
             "checks_skipped": float(sum(c.skipped for _, c in self.parts)),
         }

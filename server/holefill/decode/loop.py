@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from holefill.budget import Budget
 from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
@@ -99,6 +99,13 @@ class HoleResult:
     check_ms: list[float] = field(default_factory=list)
     model_s: float = 0.0
     replaced: int = 0  # characters after the hole the filling replaces (see replaceable)
+    requests: int = 0  # requests to an inference server (0 in process)
+    # steps where a server's candidates may not be the model's own distribution after the
+    # generated tokens: a text-only server re-tokenized the accepted text, the generated
+    # token was a near tie with another (float differences may break it either way), or an
+    # end token was read from an empty token string (see holefill.decode.remote); 0 in
+    # process
+    inexact: int = 0
 
 
 # Checks in a row that ran out of budget with the same number of chunks: after this many,
@@ -219,6 +226,99 @@ class HoleState:
         return out
 
 
+@dataclass(frozen=True)
+class Proposal:
+    """One candidate next token, as the loop sees it: the text it adds to the filling and
+    whether that text is complete (False: bytes of an unfinished UTF-8 character, held
+    until the rest arrives). ``key`` is what its `Proposer` needs to take it (a token id in
+    process, a token of a server's answer remotely)."""
+
+    key: object
+    text: str = ""
+    complete: bool = True
+    stop: bool = False  # end-of-middle: taking it closes the hole
+
+
+class Proposer(Protocol):
+    """Where the loop's candidates come from: a model in this process, or an inference
+    server. The loop asks for the candidates of the next position in the order to try them
+    (an iterator, so a source may fetch more only when the first are refused), then takes
+    one; every check stays in the loop, through the same `Constraint`."""
+
+    @property
+    def model_s(self) -> float:
+        """Time spent computing candidates (the model, or waiting for a server)."""
+        ...
+
+    @property
+    def requests(self) -> int:
+        """Requests sent to an inference server (0 in process)."""
+        ...
+
+    def proposals(self) -> Iterable[Proposal]: ...
+
+    def take(self, proposal: Proposal) -> None: ...
+
+    @property
+    def held(self) -> int:
+        """Taken tokens whose bytes wait for the rest of a character."""
+        ...
+
+    def stop_probability(self) -> float | None:
+        """How much the model wants to end the middle here (best-stop mode), if known."""
+        ...
+
+
+class LocalProposer:
+    """Candidates from a model in this process: the top-k of its next-token distribution
+    (special tokens other than the stops masked), in `candidate_order`; taking one runs the
+    model one step on the kept KV cache."""
+
+    def __init__(self, session: KVSession, detok: Detokenizer, logp: torch.Tensor,
+                 settings: DecodeSettings, generator: torch.Generator | None) -> None:
+        self.session, self.detok, self.logp = session, detok, logp
+        self.settings, self.generator = settings, generator
+        self.stop_ids = session.backend.stop_ids
+        self.banned = session.backend.banned_ids
+        self.requests = 0
+        self._masked = False
+
+    @property
+    def model_s(self) -> float:
+        return self.session.model_s
+
+    @property
+    def held(self) -> int:
+        return self.detok.held
+
+    def _logp(self) -> torch.Tensor:
+        if not self._masked:
+            if self.banned.numel():
+                self.logp[self.banned] = -math.inf
+            self._masked = True
+        return self.logp
+
+    def proposals(self) -> Iterator[Proposal]:
+        for token in candidate_order(self._logp(), self.settings, self.generator):
+            if token in self.stop_ids:
+                yield Proposal(token, stop=True)
+            else:
+                text, complete = self.detok.peek(token)
+                yield Proposal(token, text, complete)
+
+    def take(self, proposal: Proposal) -> None:
+        token = int(proposal.key)  # type: ignore[call-overload]
+        self.detok.push(token)
+        self.logp = self.session.step(token)
+        self._masked = False
+
+    def stop_probability(self) -> float | None:
+        if self.detok.holding:
+            return None
+        logp = self._logp()
+        return sum(math.exp(float(logp[i])) for i in self.stop_ids if i < logp.shape[0])
+
+
 def candidate_order(logp: torch.Tensor, settings: DecodeSettings,
                     generator: torch.Generator | None) -> list[int]:
     """Token ids in the order to try them: greedy by probability, or a sample without
@@ -243,46 +343,47 @@ def candidate_order(logp: torch.Tensor, settings: DecodeSettings,
 
 
 class HoleDecoder:
-    """Fills one hole: the loop over tokens, then the fallback when the model did not close."""
+    """Fills one hole: the loop over tokens, then the fallback when the model did not close.
 
-    def __init__(self, session: KVSession, detok: Detokenizer, constraint: Constraint | None,
-                 state: HoleState, heal: str, settings: DecodeSettings,
-                 generator: torch.Generator | None, cancel: Callable[[], bool] | None,
+    The candidates come from a `Proposer` (a model in this process, or an inference
+    server); the checks, the stops and the fallback are the same for every source."""
+
+    def __init__(self, proposer: Proposer, constraint: Constraint | None, state: HoleState,
+                 heal: str, settings: DecodeSettings, cancel: Callable[[], bool] | None,
                  on_token: Callable[[int], None] | None = None) -> None:
-        self.session, self.detok, self.constraint = session, detok, constraint
+        self.proposer, self.constraint = proposer, constraint
         self.state, self.heal, self.settings = state, heal, settings
-        self.generator, self.cancel, self.on_token = generator, cancel, on_token
-        self.stop_ids = session.backend.stop_ids
+        self.cancel, self.on_token = cancel, on_token
         self.text = ""  # generated so far, healed characters included
         self.accepted: list[str] = [""]  # the text after each accepted step
         self.best_stops: list[tuple[float, str]] = []
         self.result = HoleResult(fill="")
 
-    def run(self, logp: torch.Tensor) -> HoleResult:
-        banned = self.session.backend.banned_ids
+    def run(self) -> HoleResult:
         res = self.result
-        model_s0 = self.session.model_s
+        model_s0, requests0 = self.proposer.model_s, self.proposer.requests
         checks0 = len(self.constraint.times_ms) if self.constraint is not None else 0
         ended = "max-tokens" if self.settings.max_new_tokens > 0 else "empty-budget"
-        for _ in range(self.settings.max_new_tokens):
-            if self.cancel is not None and self.cancel():
-                raise Cancelled("the fill was cancelled")
-            if banned.numel():
-                logp[banned] = -math.inf
-            self._note_stop(logp)
-            outcome = self._choose(candidate_order(logp, self.settings, self.generator))
-            if outcome is None:
-                ended = "stuck"
-                break
-            token, finished = outcome
-            if finished is not None:
-                ended = finished
-                break
-            res.tokens += 1
-            if self.on_token is not None:
-                self.on_token(res.tokens)
-            logp = self.session.step(token)
-        res.model_s = self.session.model_s - model_s0
+        try:
+            for _ in range(self.settings.max_new_tokens):
+                if self.cancel is not None and self.cancel():
+                    raise Cancelled("the fill was cancelled")
+                self._note_stop()
+                outcome = self._choose(self.proposer.proposals())
+                if outcome is None:
+                    ended = "stuck"
+                    break
+                proposal, finished = outcome
+                if finished is not None:
+                    ended = finished
+                    break
+                res.tokens += 1
+                if self.on_token is not None:
+                    self.on_token(res.tokens)
+                self.proposer.take(proposal)
+        finally:
+            res.model_s = self.proposer.model_s - model_s0
+            res.requests = self.proposer.requests - requests0
         res.ended_by = ended
         if ended in STOPPED:
             res.fill = self.text[len(self.heal):]
@@ -294,26 +395,26 @@ class HoleDecoder:
 
     # --------------------------------------------------------------------------- one step
 
-    def _choose(self, order: list[int]) -> tuple[int, str | None] | None:
+    def _choose(self, proposals: Iterable[Proposal]) -> tuple[Proposal, str | None] | None:
         """The first acceptable candidate and whether it ends the hole; None when stuck."""
-        for token in order:
-            if token in self.stop_ids:
+        for proposal in proposals:
+            if proposal.stop:
                 if self._may_close(self.text):
-                    return token, "end"
+                    return proposal, "end"
             else:
-                step = self._try_text(token)
+                step = self._try_text(proposal)
                 if step != "reject":
-                    return token, (step if step in STOPPED else None)
+                    return proposal, (step if step in STOPPED else None)
             self.result.rejected += 1
         return None
 
-    def _try_text(self, token: int) -> str:
-        """"continue" when ``token`` was taken, a stop ("line-end", "blank-line",
+    def _try_text(self, proposal: Proposal) -> str:
+        """"continue" when the proposal was taken, a stop ("line-end", "blank-line",
         "repetition") when the filling ended at a valid stopping point at or before the
         token, "reject" otherwise. Bytes of an incomplete character are taken unchecked: the
         check happens when the character completes."""
-        delta, complete = self.detok.peek(token)
-        if not complete and self.detok.held >= MAX_HELD_TOKENS:
+        delta, complete = proposal.text, proposal.complete
+        if not complete and self.proposer.held >= MAX_HELD_TOKENS:
             return "reject"  # no UTF-8 character takes this many pieces: invalid bytes
         new = self.text + delta
         if "\ufffd" in delta or not _heal_consistent(new, self.heal):
@@ -325,7 +426,6 @@ class HoleDecoder:
             return "line-end"
         if complete and delta and len(new) > len(self.heal) and not self._may_open(new):
             return "reject"
-        self.detok.push(token)
         self.text = new
         self.accepted.append(new)
         if self._supplies_replaceable(new):
@@ -406,14 +506,15 @@ class HoleDecoder:
             return True
         return verdict is Verdict.YES
 
-    def _note_stop(self, logp: torch.Tensor) -> None:
+    def _note_stop(self) -> None:
         """In best-stop mode, remember how much the model wanted to stop where it may."""
         if self.settings.on_stuck != "best-stop" or self.constraint is None:
             return
-        if self.detok.holding or not self._may_close(self.text):
+        if self.proposer.held or not self._may_close(self.text):
             return
-        p = sum(math.exp(float(logp[i])) for i in self.stop_ids if i < logp.shape[0])
-        self.best_stops.append((p, self.text))
+        p = self.proposer.stop_probability()
+        if p is not None:
+            self.best_stops.append((p, self.text))
 
     # --------------------------------------------------------------------------- fallback
 

@@ -235,6 +235,27 @@ def template_for_tokenizer(
     return template
 
 
+def template_for_vocabulary(
+    present: Container[str],
+    *,
+    name: str = "model",
+    fim_format: str | None = None,
+    override: FimTemplate | str | None = None,
+) -> FimTemplate:
+    """The FIM template for a tokenizer known only by which token strings it holds as one
+    token (``present``: an inference server asked through its tokenize endpoint), or
+    ``override`` as in `template_for_tokenizer`. Raises ModelError when no family matches."""
+    fmt = fim_format or "psm"
+    if isinstance(override, FimTemplate):
+        return override
+    if override is not None:
+        return _template_from_text(override, present, fmt)
+    family = match_family(present)
+    if family is None:
+        raise ModelError(no_fim_message(name))
+    return _family_template(family, present, fmt)
+
+
 def _template_from_text(text: str, present: Container[str], fim_format: str) -> FimTemplate:
     if text in FAMILY_NAMES:
         rows = [f for f in FAMILIES if f.name == text]
@@ -381,5 +402,6 @@ __all__ = [
     "no_fim_message",
     "parse_template",
     "template_for_tokenizer",
+    "template_for_vocabulary",
     "token_strings",
 ]

@@ -77,6 +77,7 @@ class Engine:
         self._completer, self._key = None, None
         comp = Completer(model=settings.model, device=settings.device, dtype=settings.dtype,
                          trust_remote_code=settings.trust_remote_code, progress=progress,
+                         template=settings.template, fim_format=settings.fim_format,
                          decoder=settings.decoder)
         self._completer, self._key = comp, settings.model_key()
         return comp

@@ -25,7 +25,7 @@ from holefill.languages import DEFAULT_HOLE_MARKER, LANGUAGES
 
 @dataclass(frozen=True)
 class Settings:
-    model: str | None = None  # None: the bundled default model
+    model: str | None = None  # None: the bundled default model; http(s)://...: a server
     device: str = "auto"
     dtype: str = "auto"
     max_new_tokens: int = 64
@@ -42,6 +42,8 @@ class Settings:
     # "auto" (from the model), "autoregressive", "diffusion" (the bundled diffusion model
     # unless `model` names one; inline completion and Fill holes both use it)
     decoder: str = "auto"
+    template: str | None = None  # FIM template: family name or "{prefix}...{suffix}" string
+    fim_format: str | None = None  # "psm" / "spm"; None: what the model says
     # may an inline suggestion the model did not finish be shown with its end completed by
     # the grammar's witness? (the log says so each time); Fill holes always may
     inline_witness: bool = True
@@ -49,7 +51,8 @@ class Settings:
 
     def model_key(self) -> tuple:
         """What a loaded model depends on: a change reloads it."""
-        return (self.model, self.device, self.dtype, self.trust_remote_code, self.decoder)
+        return (self.model, self.device, self.dtype, self.trust_remote_code, self.template,
+                self.fim_format, self.decoder)
 
 
 # client key -> (field, converter)
@@ -89,6 +92,12 @@ def _model(v: Any) -> str | None:
     if v is None or v == "":
         return None
     return _str(v)
+
+
+def _fim_format(v: Any) -> str | None:
+    if v is None or v in ("psm", "spm"):
+        return v
+    raise ValueError('expected "psm" or "spm"')
 
 
 def _multiline(v: Any) -> str:
@@ -138,6 +147,8 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "trustRemoteCode": ("trust_remote_code", _bool),
     "maxCheckSteps": ("max_check_steps", _int(1000, 10**10)),
     "decoder": ("decoder", _decoder),
+    "template": ("template", _model),
+    "fimFormat": ("fim_format", _fim_format),
     "inlineWitness": ("inline_witness", _bool),
 }
 
