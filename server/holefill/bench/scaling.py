@@ -136,6 +136,7 @@ def variants(language: str, holes: int) -> tuple[str, ...]:
     """The check variants measured for a language and hole count (C++ has no `prefix` cell:
     its baseline there, llguidance, runs on Python only; its whole-file check, linear in the
     file, is measured for one hole)."""
+    classic: tuple[str, ...]
     if language == "python":
         classic = CHECK_VARIANTS if holes == 1 else CHECK_VARIANTS[:2]
     else:

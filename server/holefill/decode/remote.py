@@ -417,7 +417,7 @@ class RemoteProposer:
         else:
             self._held += 1
             self._held_bytes += piece
-        if chosen and run is self.run:
+        if chosen and isinstance(run, Completion) and run is self.run:
             pos = run.positions[self.at]
             if any(abs(c.logprob - cand.logprob) < TIE and not c.same_token(cand)
                    for c in pos.top):
