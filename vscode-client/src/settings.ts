@@ -28,6 +28,8 @@ export const SERVER_KEYS = [
   'trustRemoteCode',
   'decoder',
   'inlineWitness',
+  'template',
+  'fimFormat',
 ] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];
