@@ -40,7 +40,10 @@ describe('settings -> initialization options', () => {
       holeMarker: '<|hole|>',
       constrained: true,
       trustRemoteCode: false,
+      decoder: 'auto',
       inlineWitness: true,
+      template: null,
+      fimFormat: null,
     });
   });
 
