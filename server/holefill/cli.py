@@ -156,6 +156,10 @@ def _precheck(args: argparse.Namespace, src: SourceFile, chunks: list[str],
 def _fill_options(args: argparse.Namespace, comp: Completer) -> dict:
     options = dict(constrained=not args.no_constraint, max_new_tokens=args.max_new_tokens,
                    top_k=args.top_k, temperature=args.temperature, seed=args.seed)
+    if comp.decoder != "diffusion":
+        # as an editor's Fill holes: a filling keeps to its hole's block and ends at a blank
+        # line after a complete statement, so it cannot carry the code after it elsewhere
+        options.update(keep_to_place=True, stop_at_blank_line=True)
     if comp.decoder == "diffusion":
         options.update(hole_tokens=min(args.hole_tokens, args.max_new_tokens),
                        steps=args.steps)

@@ -384,3 +384,22 @@ def test_checks_out_of_budget_twice_in_a_row_are_not_run_again_until_a_hole_clos
     assert len(constraint.times_ms) == GIVE_UP_AFTER and constraint.skipped == 2
     constraint.verdict(["x = 1\ny = ", "\n"], [], incremental=False)  # a hole closed
     assert len(constraint.times_ms) == GIVE_UP_AFTER + 1
+
+
+def test_fill_holes_keeps_each_hole_to_its_place(completer) -> None:
+    """`keep_to_place` (the editor's Fill holes and the CLI): a hole at a line end in a loop's
+    body stays in that body, a hole with fixed text after it on its line stays on the line,
+    whatever the model would rather write."""
+    chunks = ["def mean(xs):\n    total = 0\n    for x in xs:\n        total += ",
+              "\n    return total / len(xs)\n\n\ndef describe(xs):\n"
+              "    return {\"mean\": mean(xs), \"count\": ", "}\n"]
+    for seed in range(3):
+        res = completer.fill(chunks, "python", keep_to_place=True, stop_at_blank_line=True,
+                             max_new_tokens=40, seed=seed, temperature=1.0)
+        assert parses(res.text(chunks)), res.fills
+        body, line = res.fills
+        if res.holes[0].completed_by == "model":
+            assert all(len(x) - len(x.lstrip()) >= 8 for x in body.split("\n")[1:]
+                       if x.strip()), body
+        if res.holes[1].completed_by == "model":
+            assert "\n" not in line, line

@@ -326,6 +326,10 @@ class _Fill:
         if settings.max_prompt_tokens is not None:
             budget = min(budget, settings.max_prompt_tokens)
         left, _ = _left_of(self.chunks, (), hole, fills, done)
+        if settings.keep_to_place:
+            rest = self.chunks[hole + 1].split("\n", 1)[0]
+            settings = dataclasses.replace(settings, block_indent=block_of(left[-1]),
+                                           multiline=settings.multiline and not rest.strip())
         before = shown(left, settings.hole_placeholder)
         suffix = shown(self.chunks[hole + 1:], settings.hole_placeholder)
         part = self._part_of(hole)
@@ -389,6 +393,14 @@ class _Fill:
                          check_ms_total=sum(checks),
                          check_ms_per_token=sum(checks) / max(1, tokens))
         return stats
+
+
+def block_of(before: str) -> int | None:
+    """The indentation of the block a hole at the end of ``before`` is in: its line's, or the
+    hole's column when the hole sits in the line's indentation; None at column 0."""
+    line = before[before.rfind("\n") + 1:]
+    indent = min(len(line) - len(line.lstrip(" \t")), len(line))
+    return indent or None
 
 
 def _left_of(chunks: Sequence[str], sites: Sequence[Site], hole: int, fills: list[str],

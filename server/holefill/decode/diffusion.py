@@ -48,7 +48,7 @@ ON_STUCK = ("witness", "stop")
 AUTOREGRESSIVE_ONLY = frozenset({
     "heal", "multiline", "block_indent", "replaceable", "stop_at_blank_line",
     "hole_placeholder", "max_prompt_tokens", "repetition_guard", "incremental", "top_p",
-    "segmented",
+    "segmented", "keep_to_place",
 })
 
 

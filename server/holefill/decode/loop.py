@@ -52,13 +52,20 @@ class DecodeSettings:
     # witness, cut at the best valid stopping point, or stop as is (Con.- of the paper)
     on_stuck: str = "witness"
     heal: bool = True
-    multiline: bool = True  # False: stop at the end of the line when closing is allowed there
+    # False: one line; the filling ends at the end of its line where closing is allowed there,
+    # and a token that would go on to the next line instead is refused (the witness, the last
+    # resort, may still break the line)
+    multiline: bool = True
     max_check_steps: int = DEFAULT_MAX_STEPS
     hole_placeholder: str = "<TODO>"  # how later holes appear to the model
     max_prompt_tokens: int | None = None
     # stay in the block: a new line indented less than this ends the filling where closing
     # is allowed (None: no limit)
     block_indent: int | None = None
+    # each hole keeps to its place (Fill holes): it stays in its own block (block_indent from
+    # the hole's line: its indentation, or the hole's column when the hole sits in it), and on
+    # its line when fixed text follows it there (multiline off for that hole)
+    keep_to_place: bool = False
     # text right after the hole that the filling may supply and then replace (closers an
     # editor auto-inserted, like `)` or `"`); HoleResult.replaced says whether it did
     replaceable: str = ""
@@ -424,6 +431,8 @@ class HoleDecoder:
         if stop is not None:
             self.text = stop
             return "line-end"
+        if not self.settings.multiline and "\n" in new[len(self.heal):]:
+            return "reject"  # one line was asked for, and it cannot end here: another token
         if complete and delta and len(new) > len(self.heal) and not self._may_open(new):
             return "reject"
         self.text = new

@@ -545,7 +545,9 @@ async def _fill_edit(doc: Document, asked: Sequence[Hole],
         raise ContentModified("none of the holes of this action is still in the document")
     chunks = [engine_text(c) for c in hc.chunks]
     options = decode_options(doc.text, hc.holes[only[0]].offset, server.settings)
-    options.update(multiline=True, block_indent=None, replaceable="")
+    # each hole keeps to its own block (the first hole's indentation says nothing of the others)
+    options.update(multiline=True, block_indent=None, replaceable="",
+                   keep_to_place=server.settings.stay_in_block)
     bar = None
     try:
         # the model first: while it loads, its own progress item is the only one shown
