@@ -23,7 +23,7 @@ enum {
   HF_RIGHT_SYMBOL_BITS = 16,
   HF_RIGHT_DEFAULT_STEPS = 20000000,
   HF_RIGHT_DEFAULT_ITEMS = 2000000,
-  HF_RIGHT_DENSE_CELLS = 1 << 23, /* 32 MB per head array at most */
+  HF_RIGHT_DENSE_CELLS = 1 << 20, /* 4 MB per head array at most: a context per entry */
 };
 
 typedef struct HfTriple {

@@ -634,10 +634,11 @@ class Session:
             m = STOPPED.match(line)
             if m:
                 self.report.stop_ms.append(float(m.group(2)))
-        for line in self.client.stderr:
+        for i, line in enumerate(self.client.stderr):
             if "Traceback" in line:
+                # the traceback itself, not the warnings that followed it
                 self.report.violation(self.step, "a traceback on the server's stderr:\n"
-                                      + "".join(self.client.stderr)[-3000:])
+                                      + "".join(self.client.stderr[i:i + 60])[:4000])
                 break
         if self.client.received.bad_frames:
             self.report.violation(self.step, f"the server wrote malformed frames: "
