@@ -6,6 +6,8 @@
 - C++: HumanEval-X, `declaration + canonical_solution` with 1, 2, 3 random spans of 5-100
   characters removed (the diffusion paper's MRI protocol); the task's `test` checks function.
 - JSON: generated documents with 1, 2, 3 random spans removed.
+- Python, C++ and JSON cuts are kept only when the removed text leaves the reading of the text
+  around it as it was (`keeping_reading`): the anchored check refuses the others by design.
 - HumanEval-Infilling (``bench.infilling``): a fixed sample of each split (every task in the full
   preset), the task's tests run on the filled program. A single-line task's filling ends at
   the end of its first line (the task removes one line), in every mode.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import random
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,12 +92,29 @@ def stdlib_samples(config: BenchConfig) -> list[Sample]:
         warnings.simplefilter("ignore", (SyntaxWarning, DeprecationWarning))
         stdlib_files(config.python_max_lines)
     out: list[Sample] = []
+    n = config.python_per_group
     for shape in PYTHON_SHAPES:
         for k in HOLES:
-            cuts = python_cuts(shape, config.python_per_group, seed=config.seed, holes=k,
+            cuts = python_cuts(shape, OVERDRAW * n, seed=config.seed, holes=k,
                                max_lines=config.python_max_lines)
-            out += [Sample(f"python {shape} {k}h", "python", shape, k, c) for c in cuts]
+            out += [Sample(f"python {shape} {k}h", "python", shape, k, c)
+                    for c in keeping_reading("python", cuts, n)]
     return out
+
+
+# Cuts drawn per cut kept: some removed texts change the reading of the text around them.
+OVERDRAW = 3
+
+
+def keeping_reading(language: str, cuts: Iterable[Cut], n: int) -> list[Cut]:
+    """The first n cuts whose removed text leaves the reading of the text around it as it was
+    (a span that ends inside a string makes the string's rest code): holefill's anchored
+    check refuses those by design (holefill.lexing.anchors), since no filling may keep the
+    user's reading there, so they measure nothing but that rule."""
+    from holefill.check.checker import Checker
+
+    checker = Checker.for_language(language)
+    return [c for c in cuts if checker.keeps_reading(c.chunks, c.middles)][:n]
 
 
 def infilling_samples(config: BenchConfig) -> list[Sample]:
@@ -121,16 +141,16 @@ def cpp_samples(n: int, seed: int) -> list[Sample]:
     random.Random(f"bench:cpp:{seed}").shuffle(programs)
     out: list[Sample] = []
     for k in HOLES:
-        cuts = list(span_cuts(programs[:n], k, 1, seed=seed))
+        cuts = keeping_reading("cpp", span_cuts(programs[: OVERDRAW * n], k, 1, seed=seed), n)
         out += [Sample(f"cpp span {k}h", "cpp", "span", k, c, tests[c.name.split("#")[0]])
                 for c in cuts]
     return out
 
 
 def json_samples(n: int, seed: int) -> list[Sample]:
-    docs = json_documents(n, seed=seed)
+    docs = json_documents(OVERDRAW * n, seed=seed)
     out: list[Sample] = []
     for k in HOLES:
         out += [Sample(f"json span {k}h", "json", "span", k, c)
-                for c in span_cuts(docs, k, 1, seed=seed)]
+                for c in keeping_reading("json", span_cuts(docs, k, 1, seed=seed), n)]
     return out
