@@ -195,3 +195,30 @@ async def test_a_request_waits_no_longer_than_its_deadline_even_behind_other_wor
     await asyncio.sleep(0.1)
     assert ran == [] and engine.worker.dropped == 1
     engine.shutdown()
+
+
+def test_a_cancel_that_lands_in_a_finalizer_is_one_line_not_a_traceback(capsys) -> None:
+    """The backstop's asynchronous Cancelled can arrive while the garbage collector runs a
+    finalizer, where Python can only drop it: the soak saw its traceback on stderr."""
+    import gc
+    import sys
+
+    from holefill.decode.loop import Cancelled
+    from holefill.lsp.interrupt import in_lexing, quiet_unraisable
+
+    class Dropping:
+        def __del__(self) -> None:
+            raise Cancelled("landed here")
+
+    before = sys.unraisablehook
+    try:
+        quiet_unraisable(Cancelled)
+        Dropping()
+        gc.collect()
+    finally:
+        sys.unraisablehook = before
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "landed in a finalizer" in err
+    # and the backstop raises only when the innermost frame itself is lexing code
+    assert in_lexing(["/x/holefill/lexing/holes.py", "/x/holefill/check/checker.py"])
+    assert not in_lexing(["/usr/lib/python3/_weakrefset.py", "/x/holefill/lexing/holes.py"])

@@ -45,7 +45,23 @@ def interrupt(thread_id: int, exc_type: type[BaseException],
 
 
 def in_lexing(files: list[str]) -> bool:
-    """The server's choice of safe code: the innermost frame of the holefill package is in
-    its lexing package."""
-    ours = next((f for f in files if "/holefill/" in f), "")
-    return "/holefill/lexing/" in ours
+    """The server's choice of safe code: the innermost frame is in holefill's lexing package
+    (not a library function it called, nor a finalizer the garbage collector runs there,
+    where the exception would be dropped as unraisable)."""
+    return bool(files) and "/holefill/lexing/" in files[0]
+
+
+def quiet_unraisable(exc_type: type[BaseException]) -> None:
+    """Report an ``exc_type`` that landed in a finalizer (where Python can only drop it) as
+    one line on stderr, not as a traceback; other unraisable exceptions go to the hook that
+    was in place. The backstop raises again when the job runs on (holefill.lsp.jobs)."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> None:
+        if isinstance(unraisable.exc_value, exc_type):
+            sys.stderr.write(f"holefill: a {exc_type.__name__} landed in a finalizer "
+                             "and was dropped; the cancel is raised again\n")
+            return
+        previous(unraisable)
+
+    sys.unraisablehook = hook

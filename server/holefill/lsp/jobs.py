@@ -97,6 +97,10 @@ def _seen(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+# How long the backstop waits for a raised Cancelled to end the job before raising again.
+RETRY_S = 1.0
+
+
 @dataclass
 class _Job(Generic[T]):
     fn: Callable[[], T]
@@ -105,6 +109,7 @@ class _Job(Generic[T]):
     loop: asyncio.AbstractEventLoop
     name: str
     interrupted: bool = False
+    interrupted_at: float | None = None  # when the backstop last raised in it
 
 
 class Worker:
@@ -207,14 +212,19 @@ class Worker:
         while not self._closed:
             time.sleep(min(0.05, self.grace_s / 2))
             job = self.running
-            if job is None or job.interrupted or not job.token.is_set():
+            if job is None or not job.token.is_set():
                 continue
-            if job.token.set_at is None or time.monotonic() - job.token.set_at < self.grace_s:
+            now = time.monotonic()
+            if job.token.set_at is None or now - job.token.set_at < self.grace_s:
+                continue
+            # raised before and still running: the exception landed where it was dropped (a
+            # finalizer run by the garbage collector reports it as unraisable): raise again
+            if job.interrupted_at is not None and now - job.interrupted_at < RETRY_S:
                 continue
             with self._cv:  # the worker cannot leave the job while this holds the lock
                 if self.running is job and interrupt(self._thread.ident, Cancelled,
                                                      self.interruptible):
-                    job.interrupted = True
+                    job.interrupted, job.interrupted_at = True, now
 
     @staticmethod
     def _settle(job: _Job[Any], result: Any, error: BaseException | None) -> None:

@@ -649,8 +649,11 @@ def serve(tcp_port: int | None = None, token_file: Path | None = None,
     client that presents the token (`holefill.lsp.auth`). ``token_file``: use the token in
     that file when it exists (it must be private), else write a new one there. Returns the
     exit status: 0 after shutdown and exit, else 1."""
+    from holefill.decode.loop import Cancelled
     from holefill.lsp import auth, transport
+    from holefill.lsp.interrupt import quiet_unraisable
 
+    quiet_unraisable(Cancelled)
     try:
         if tcp_port is None:
             return transport.run_stdio(server.protocol)
