@@ -32,6 +32,7 @@ from holefill.decode.loop import (
     HoleState,
     LocalProposer,
     NotCompletable,
+    seeded_generator,
 )
 from holefill.decode.prompt import build_prompt, shown
 from holefill.decode.remote import RemoteBackend, RemoteProposer, RemoteSpec, is_remote
@@ -278,7 +279,7 @@ class _Fill:
             self.parts = request_checks(self.checker, chunks, settings, cancel,
                                         completer._engine_for)
         self.generator = (None if isinstance(completer.backend, RemoteBackend)
-                          else _generator(settings.seed))
+                          else seeded_generator(settings.seed))
 
     def _part_of(self, hole: int) -> tuple[Segment, Constraint] | None:
         return next((p for p in self.parts if hole in p[0].holes), None)
@@ -432,13 +433,3 @@ def _hole_state(seg: Segment, hole: int, fills: list[str], done: list[bool],
     last = left[-1][: len(left[-1]) - heal]
     return HoleState([*left[:-1], last], list(seg.chunks[hole + 1:]), left_sites, after_sites)
 
-
-def _generator(seed: int | None) -> Any:
-    import torch
-
-    gen = torch.Generator()
-    if seed is None:
-        gen.seed()
-    else:
-        gen.manual_seed(seed)
-    return gen

@@ -33,7 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
 from holefill.decode.diffusion_canvas import EMPTY, MASK, Canvas, Partial, witness_texts
-from holefill.decode.loop import Cancelled, Constraint, HoleResult, NotCompletable
+from holefill.decode.loop import (
+    Cancelled,
+    Constraint,
+    HoleResult,
+    NotCompletable,
+    seeded_generator,
+)
 from holefill.lexing.anchors import Anchors
 
 if TYPE_CHECKING:
@@ -139,7 +145,7 @@ class DiffusionDecoder:
                              backend.decode, frozen)
         self.encoded = [backend.encode(c) for c in chunks]
         self.empty_id = self._empty_token()
-        self.generator = _generator(settings.seed)
+        self.generator = seeded_generator(settings.seed)
         self.steps: list[StepLog] = []
         self.verdicts: dict[tuple, Verdict] = {}
         self.hole_rejected = [0] * holes
@@ -507,13 +513,3 @@ def _fit(encoded: list[list[int]], room: int) -> list[list[int]]:
         over -= cut
     return out
 
-
-def _generator(seed: int | None) -> Any:
-    import torch
-
-    gen = torch.Generator()
-    if seed is None:
-        gen.seed()
-    else:
-        gen.manual_seed(seed)
-    return gen

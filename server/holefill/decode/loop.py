@@ -326,6 +326,18 @@ class LocalProposer:
         return sum(math.exp(float(logp[i])) for i in self.stop_ids if i < logp.shape[0])
 
 
+def seeded_generator(seed: int | None) -> torch.Generator:
+    """A torch generator for sampling: seeded, or from the system's entropy (None)."""
+    import torch
+
+    gen = torch.Generator()
+    if seed is None:
+        gen.seed()
+    else:
+        gen.manual_seed(seed)
+    return gen
+
+
 def candidate_order(logp: torch.Tensor, settings: DecodeSettings,
                     generator: torch.Generator | None) -> list[int]:
     """Token ids in the order to try them: greedy by probability, or a sample without
