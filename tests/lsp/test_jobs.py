@@ -197,7 +197,7 @@ async def test_a_request_waits_no_longer_than_its_deadline_even_behind_other_wor
     engine.shutdown()
 
 
-def test_a_cancel_that_lands_in_a_finalizer_is_one_line_not_a_traceback(capsys) -> None:
+async def test_a_cancel_that_lands_in_a_finalizer_is_one_line_not_a_traceback(capsys) -> None:
     """The backstop's asynchronous Cancelled can arrive while the garbage collector runs a
     finalizer, where Python can only drop it: the soak saw its traceback on stderr."""
     import gc
