@@ -51,7 +51,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DEFAULT_SDISTS = Path(os.environ.get("HOLEFILL_CORPORA", "/work/corpora_i17"))
+# where the PyPI sdists were unpacked (`pip download --no-deps --no-binary :all: NAME==VERSION`
+# and `tar xf` each); nothing outside the clone is assumed
+DEFAULT_SDISTS = os.environ.get("HOLEFILL_CORPORA")
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "holefill" / "oracle"
 PY_INCLUDE = "/usr/include/python3.11"
 
@@ -225,7 +227,8 @@ def run_corpus(corpus: Corpus, language: str, sdists: Path, jobs: int,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--language", default="cpp", choices=["cpp", "c"])
-    ap.add_argument("--sdists", type=Path, default=DEFAULT_SDISTS)
+    ap.add_argument("--sdists", type=Path, default=DEFAULT_SDISTS,
+                    help="folder with the unpacked PyPI sdists (default: $HOLEFILL_CORPORA)")
     ap.add_argument("--corpus", nargs="*", help="only these corpora")
     ap.add_argument("--failures", action="store_true", help="list the refused files")
     ap.add_argument("--max-files", type=int)
@@ -237,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
     corpora = C_CORPORA if args.language == "c" else CPP_CORPORA
     if args.corpus:
         corpora = tuple(c for c in corpora if c.name in args.corpus)
+    if args.sdists is None and any(r.startswith("sdist:") for c in corpora for r in c.roots):
+        ap.error("the PyPI corpora need their sdists: pass --sdists DIR or set "
+                 "HOLEFILL_CORPORA (the docstring lists the packages and versions)")
     from holefill.grammar import format_stats
 
     chk = checker(args.language, args.grammar)

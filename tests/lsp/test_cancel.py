@@ -38,7 +38,7 @@ async def fill_under_way(client: RawClient) -> None:
 
 
 async def test_a_cancelled_fill_holes_command_never_applies_its_edit(served):
-    uri = "file:///work/many.py"
+    uri = "file:///project/many.py"
     open_doc(served, uri, MANY)
     command = served.request_nowait("workspace/executeCommand", {
         "command": "holefill.fillHoles", "arguments": [{"uri": uri, "positions": []}]},
@@ -48,7 +48,7 @@ async def test_a_cancelled_fill_holes_command_never_applies_its_edit(served):
     answer = await asyncio.wait_for(command, scaled(10))
     assert answer.get("error", {}).get("code") == -32800, answer
     # the model thread is free again once the next request on another document is served
-    other = "file:///work/other.py"
+    other = "file:///project/other.py"
     open_doc(served, other, "y = [1,\n")
     await served.request("textDocument/inlineCompletion", inline_params(other, 0, 7),
                          timeout=scaled(120))
@@ -60,7 +60,7 @@ async def test_a_cancelled_fill_holes_command_never_applies_its_edit(served):
 
 
 async def test_a_cancelled_code_action_resolve_stops_within_milliseconds(served):
-    uri = "file:///work/many2.py"
+    uri = "file:///project/many2.py"
     open_doc(served, uri, MANY)
     actions = await served.request("textDocument/codeAction", {
         "textDocument": {"uri": uri},
@@ -78,7 +78,7 @@ async def test_a_cancelled_code_action_resolve_stops_within_milliseconds(served)
 
 
 async def test_the_newest_request_on_a_document_wins(served):
-    uri = "file:///work/storm.py"
+    uri = "file:///project/storm.py"
     open_doc(served, uri, "def f(a):\n    return (a +\n")
     storm = [served.request_nowait("textDocument/inlineCompletion", inline_params(uri, 1, 15))
              for _ in range(30)]
@@ -94,7 +94,7 @@ async def test_the_newest_request_on_a_document_wins(served):
 async def test_a_model_reload_does_not_wait_behind_a_running_fill(served, tiny_model_dir,
                                                                    tmp_path):
     other_model = Path(shutil.copytree(tiny_model_dir, tmp_path / "other-model"))
-    uri = "file:///work/many3.py"
+    uri = "file:///project/many3.py"
     open_doc(served, uri, MANY)
     command = served.request_nowait("workspace/executeCommand", {
         "command": "holefill.fillHoles", "arguments": [{"uri": uri, "positions": []}]})
@@ -103,7 +103,7 @@ async def test_a_model_reload_does_not_wait_behind_a_running_fill(served, tiny_m
                   {"settings": {"holefill": tiny_options(other_model)}})
     loop = asyncio.get_running_loop()
     t0 = loop.time()
-    second = "file:///work/second.py"
+    second = "file:///project/second.py"
     open_doc(served, second, "y = [1,\n")
     res = await served.request("textDocument/inlineCompletion", inline_params(second, 0, 7),
                                timeout=scaled(120))

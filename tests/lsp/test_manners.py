@@ -78,7 +78,7 @@ async def test_cancelled_requests_leave_no_traceback_in_the_output(tiny_model_di
     client = await start_server()
     try:
         await client.initialize(tiny_options(tiny_model_dir), timeout=scaled(30))
-        uri = "file:///work/noise.py"
+        uri = "file:///project/noise.py"
         open_doc(client, uri, MANY)
         early = client.request_nowait("textDocument/inlineCompletion",
                                       inline_params(uri, 0, 5), msg_id="early")
@@ -94,7 +94,7 @@ async def test_cancelled_requests_leave_no_traceback_in_the_output(tiny_model_di
             client.cancel(msg_id)
         for answer in await asyncio.wait_for(asyncio.gather(early, fill), scaled(30)):
             assert answer.get("error", {}).get("code", -32800) == -32800, answer
-        other = "file:///work/after.py"
+        other = "file:///project/after.py"
         open_doc(client, other, "y = \n")
         await client.request("textDocument/inlineCompletion", inline_params(other, 0, 4),
                              timeout=scaled(60))
@@ -106,7 +106,7 @@ async def test_cancelled_requests_leave_no_traceback_in_the_output(tiny_model_di
 
 
 async def test_fill_holes_is_cancellable_from_its_progress_item(served):
-    uri = "file:///work/progress-cancel.py"
+    uri = "file:///project/progress-cancel.py"
     open_doc(served, uri, MANY)
     resolve = await resolve_fill(served, uri, "resolve")
     token = await fill_under_way(served)
@@ -121,7 +121,7 @@ async def test_fill_holes_is_cancellable_from_its_progress_item(served):
 
 
 async def test_typing_during_a_fill_stops_it_and_says_so(served):
-    uri = "file:///work/typing.py"
+    uri = "file:///project/typing.py"
     open_doc(served, uri, MANY)
     resolve = await resolve_fill(served, uri, "resolve")
     await fill_under_way(served)
@@ -145,7 +145,7 @@ async def test_the_first_fill_shows_one_progress_item_at_a_time(tiny_model_dir):
     client = await start_server()
     try:
         await client.initialize(tiny_options(tiny_model_dir), timeout=scaled(30))
-        uri = "file:///work/first.py"
+        uri = "file:///project/first.py"
         open_doc(client, uri, "def f(a):\n    return <|hole|>\n\nx = <|hole|>\n")
         resolve = await resolve_fill(client, uri, "first")
         answer = await asyncio.wait_for(resolve, scaled(120))
@@ -193,7 +193,7 @@ async def _witness_suggestion(tiny_model_dir: Path, inline_witness: bool) -> tup
         await client.initialize(tiny_options(tiny_model_dir, maxNewTokens=1,
                                              inlineWitness=inline_witness),
                                 timeout=scaled(30))
-        uri = "file:///work/witness.py"
+        uri = "file:///project/witness.py"
         open_doc(client, uri, WITNESS_TEXT)
         result = await client.request("textDocument/inlineCompletion",
                                       inline_params(uri, 0, 12), timeout=scaled(60))
@@ -254,7 +254,7 @@ async def test_a_two_hole_fill_keeps_every_top_level_function(served):
     """The e2e editor scenario of issue 13 as an LSP test: Fill holes on two markers of
     textwrap-like code; every top-level function is still a function afterwards (no string
     or comment swallowed them), and nothing was printed on stderr."""
-    uri = "file:///work/textwrap_like.py"
+    uri = "file:///project/textwrap_like.py"
     open_doc(served, uri, TEXTWRAP_LIKE)
     actions = await served.request("textDocument/codeAction", fill_action_params(uri),
                                    timeout=scaled(10))
@@ -303,7 +303,7 @@ async def test_a_fill_whose_checks_ran_out_of_budget_is_not_applied_unverified(
     try:
         await client.initialize(tiny_options(tiny_model_dir, maxCheckSteps=1000),
                                 timeout=scaled(30))
-        uri = "file:///work/margin.py"
+        uri = "file:///project/margin.py"
         open_doc(client, uri, TEXTWRAP_LIKE)
         line = TEXTWRAP_LIKE.splitlines().index("    margin = <|hole|>")
         actions = await client.request("textDocument/codeAction", {

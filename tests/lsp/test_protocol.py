@@ -36,7 +36,7 @@ def action_params(uri: str, **extra) -> dict:
 
 
 async def test_every_malformed_input_is_followed_by_an_answered_request(served):
-    uri = "file:///work/bad.py"
+    uri = "file:///project/bad.py"
     open_doc(served, uri)
     rows = await bad_input_table(served, uri, timeout=scaled(10))
     print(format_table(rows))
@@ -54,7 +54,7 @@ async def test_every_malformed_input_is_followed_by_an_answered_request(served):
     ({"line": 0, "character": -3}, "character"),
 ])
 async def test_params_that_do_not_validate_get_invalid_params(served, position, field):
-    uri = "file:///work/p.py"
+    uri = "file:///project/p.py"
     open_doc(served, uri)
     with pytest.raises(ResponseError) as err:
         await served.request("textDocument/inlineCompletion", {
@@ -65,7 +65,7 @@ async def test_params_that_do_not_validate_get_invalid_params(served, position, 
 
 
 async def test_a_code_action_without_a_range_gets_invalid_params(served):
-    uri = "file:///work/r.py"
+    uri = "file:///project/r.py"
     open_doc(served, uri)
     params = action_params(uri)
     del params["range"]
@@ -75,7 +75,7 @@ async def test_a_code_action_without_a_range_gets_invalid_params(served):
 
 
 async def test_client_mistakes_are_invalid_params_with_a_plain_message(served):
-    uri = "file:///work/m.py"
+    uri = "file:///project/m.py"
     open_doc(served, uri)
     cases = [
         ("textDocument/inlineCompletion", {"textDocument": {"uri": uri},
@@ -99,7 +99,7 @@ async def test_client_mistakes_are_invalid_params_with_a_plain_message(served):
 
 
 async def test_requests_before_initialize_get_server_not_initialized(raw):
-    uri = "file:///work/early.py"
+    uri = "file:///project/early.py"
     open_doc(raw, uri)  # dropped: it comes before initialize
     with pytest.raises(ResponseError) as err:
         await raw.request("textDocument/codeAction", action_params(uri), timeout=scaled(10))
@@ -132,7 +132,7 @@ async def test_a_late_answer_to_a_request_the_server_gave_up_is_ignored(raw, tin
     loop there, and the server died (found by the soak)."""
     raw.handlers["window/workDoneProgress/create"] = lambda p: NO_ANSWER
     await raw.initialize(tiny_options(tiny_model_dir), timeout=scaled(30))
-    uri = "file:///work/late.py"
+    uri = "file:///project/late.py"
     open_doc(raw, uri, "x = <|hole|>\n")
     actions = await raw.request("textDocument/codeAction", action_params(uri),
                                 timeout=scaled(10))
@@ -162,7 +162,7 @@ async def test_the_end_of_input_ends_the_server(raw):
 
 
 async def test_a_change_with_a_lower_version_is_not_applied(served):
-    uri = "file:///work/v.py"
+    uri = "file:///project/v.py"
     open_doc(served, uri, "x = 1\n", version=5)
 
     def change(version: int, text: str) -> None:
@@ -189,7 +189,7 @@ async def test_closed_documents_free_their_memory(served):
 
     async def cycle(start: int, n: int) -> None:
         for k in range(start, start + n):
-            uri = f"file:///work/many{k}.py"
+            uri = f"file:///project/many{k}.py"
             open_doc(served, uri, text)
             served.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
         # a request answered after them: every notification before it was handled
@@ -198,7 +198,7 @@ async def test_closed_documents_free_their_memory(served):
                                  timeout=scaled(30))
 
     # the model loaded (a completion waits for it), allocator pools and caches warm
-    uri = "file:///work/first.py"
+    uri = "file:///project/first.py"
     open_doc(served, uri)
     await served.request("textDocument/inlineCompletion", {
         "textDocument": {"uri": uri}, "position": {"line": 1, "character": 15},
@@ -232,7 +232,7 @@ async def test_open_and_close_leave_no_bookkeeping_behind():
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"processId": None, "rootUri": None, "capabilities": {}}}))
     for k in range(2000):
-        uri = f"file:///work/n{k}.py"
+        uri = f"file:///project/n{k}.py"
         for message in (
                 {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
                     "textDocument": {"uri": uri, "languageId": "python", "version": 1,

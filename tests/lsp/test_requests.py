@@ -19,7 +19,7 @@ def apply(text: str, start: int, end: int, new: str) -> str:
 
 async def test_a_lone_surrogate_does_not_break_completions(served):
     text = "# note: \ud800 is a lone surrogate\ndef f(a):\n    return [a,\n"
-    uri = "file:///work/surrogate.py"
+    uri = "file:///project/surrogate.py"
     open_doc(served, uri, text)
     result = await served.request("textDocument/inlineCompletion",
                                   inline_params(uri, 2, 14), timeout=scaled(60))
@@ -33,7 +33,7 @@ async def test_a_lone_surrogate_does_not_break_completions(served):
 
 async def test_a_position_right_after_a_marker_fills_that_marker(served):
     text = "def f(a):\n    return a + <|hole|>\n"
-    uri = "file:///work/after.py"
+    uri = "file:///project/after.py"
     open_doc(served, uri, text)
     applied: list = []
     served.handlers["workspace/applyEdit"] = lambda p: applied.append(p) or {"applied": True}

@@ -47,7 +47,7 @@ def _apply(text: str, edits: list[types.TextEdit]) -> str:
 
 async def test_fill_holes_runs_the_diffusion_loop_with_progress_per_step(client) -> None:
     text = "def f(a):\n    return (a + <|hole|>)\n\nx = [<|hole|>\ny = 1\n"
-    uri = "file:///work/diffusion1.py"
+    uri = "file:///project/diffusion1.py"
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1,
                                              text=text)))

@@ -46,7 +46,7 @@ _N = [0]
 
 def open_doc(client: LanguageClient, text: str, language: str = "python") -> str:
     _N[0] += 1
-    uri = f"file:///work/doc{_N[0]}.py"
+    uri = f"file:///project/doc{_N[0]}.py"
     client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1,
                                              text=text)))

@@ -101,7 +101,7 @@ async def test_one_client_per_server_and_a_second_cannot_take_over(token_file, t
         first = await RawClient.connect("127.0.0.1", port)
         first.handlers["workspace/applyEdit"] = lambda params: {"applied": True}
         await first.initialize(tiny_options(tiny_model_dir, token=token), timeout=scaled(30))
-        uri = "file:///work/mine.py"
+        uri = "file:///project/mine.py"
         open_doc(first, uri, "x = <|hole|>\n")
         # a second connection, even one that knows the token, is refused and sees nothing
         second = await RawClient.connect("127.0.0.1", port)
@@ -147,7 +147,7 @@ async def test_settings_that_run_code_are_refused_after_initialization(raw, tiny
     await raw.initialize(tiny_options(tiny_model_dir), timeout=scaled(30))
     raw.notify("workspace/didChangeConfiguration", {"settings": {"holefill": {
         "model": str(evil), "trustRemoteCode": True}}})
-    uri = "file:///work/t.py"
+    uri = "file:///project/t.py"
     open_doc(raw, uri, "y = [1,\n")
     await raw.request("textDocument/inlineCompletion", {
         "textDocument": {"uri": uri}, "position": {"line": 0, "character": 7},
