@@ -13,6 +13,7 @@ Offsets and characters are Unicode code points throughout the engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -111,6 +112,20 @@ class LexerDFA:
     @property
     def n_states(self) -> int:
         return len(self.trans)
+
+    def munch(self, cls: Sequence[int], i: int, n: int) -> tuple[int, int, int]:
+        """The longest lexeme of `cls[i:n]` from i: (end, terminal) of the last accepting
+        state met, (-1, -1) when none, and where the run stopped (n: still alive there)."""
+        trans, accept, alive = self.trans, self.accept, self.alive
+        s, j, end, lab = self.start, i, -1, -1
+        while j < n:
+            s = trans[s][cls[j]]
+            if s < 0 or not alive[s]:
+                break
+            j += 1
+            if accept[s] >= 0:
+                end, lab = j, accept[s]
+        return end, lab, j
 
 
 @dataclass(frozen=True)

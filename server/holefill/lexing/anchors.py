@@ -126,20 +126,11 @@ class ReferenceLexer:
             stop: int | None = None) -> Iterator[tuple[int, int, int]]:
         """(start, end, label) per lexeme from `start`, label ERROR for an error character;
         `stop` ends the text there (a lexeme cannot run past it)."""
-        dfa = self.dfa
-        trans, accept, alive, errors = dfa.trans, dfa.accept, dfa.alive, self.error_terms
         n = len(cls) if stop is None else stop
         i = start
         while i < n:
-            s, j, end, lab = dfa.start, i, -1, ERROR
-            while j < n:
-                s = trans[s][cls[j]]
-                if s < 0 or not alive[s]:
-                    break
-                j += 1
-                if accept[s] >= 0:
-                    end, lab = j, accept[s]
-            if end < 0 or lab in errors:
+            end, lab, _ = self.dfa.munch(cls, i, n)
+            if end < 0 or lab in self.error_terms:
                 yield i, i + 1, ERROR
                 i += 1
             else:

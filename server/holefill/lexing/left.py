@@ -64,19 +64,10 @@ class LeftLexer:
         return kept
 
     def _lex(self) -> None:
-        dfa = self.dfa
-        trans, accept, alive = dfa.trans, dfa.accept, dfa.alive
         cls, n = self.cls, len(self.cls)
         i = self.open_start
         while i < n:
-            s, j, end, lab = dfa.start, i, -1, -1
-            while j < n:
-                s = trans[s][cls[j]]
-                if s < 0 or not alive[s]:
-                    break
-                j += 1
-                if accept[s] >= 0:
-                    end, lab = j, accept[s]
+            end, lab, j = self.dfa.munch(cls, i, n)
             if j == n:
                 return  # alive at the end of the text: the open run
             if end < 0:
@@ -90,20 +81,11 @@ class LeftLexer:
         the file), or None when it cannot end (no lexeme, or an error)."""
         if self.error is not None:
             return None
-        dfa = self.dfa
-        trans, accept, alive = dfa.trans, dfa.accept, dfa.alive
         cls, n = self.cls, len(self.cls)
         out = []
         i = self.open_start
         while i < n:
-            s, j, end, lab = dfa.start, i, -1, -1
-            while j < n:
-                s = trans[s][cls[j]]
-                if s < 0 or not alive[s]:
-                    break
-                j += 1
-                if accept[s] >= 0:
-                    end, lab = j, accept[s]
+            end, lab, _ = self.dfa.munch(cls, i, n)
             if end < 0:
                 return None
             out.append(Lexeme(i, end, lab, n))
