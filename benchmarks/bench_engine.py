@@ -28,9 +28,8 @@ from collections import Counter
 
 from holefill import Checker
 from holefill.bench.metrics import percentile as pct
-from holefill.bench.scaling import build_file, token_splitter
+from holefill.bench.scaling import build_file, reading_cuts, token_splitter
 from holefill.bench.stages import Stages
-from holefill.datasets import cut, random_spans
 from holefill.decode.completer import request_checks
 from holefill.decode.loop import DecodeSettings
 from holefill.lexing.anchors import Anchors
@@ -39,17 +38,7 @@ from holefill.models import default_model_path
 
 def cuts_of(text: str, holes: int, n: int, seed: int, checker: Checker) -> list:
     rng = random.Random(f"engine:{seed}:{holes}:{len(text)}")
-    out = []
-    for _ in range(50 * n):
-        if len(out) == n:
-            break
-        spans = random_spans(text, holes, rng, 5, 100)
-        if spans is None:
-            continue
-        c = cut(f"c{len(out)}", text, spans)
-        if checker.keeps_reading(c.chunks, c.middles):
-            out.append(c)
-    return out
+    return reading_cuts(checker, text, holes, n, rng, "c")
 
 
 def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> None:

@@ -194,19 +194,25 @@ def run_scaling(config: BenchConfig, splitter: Splitter, guidance: Guidance,
 
 
 def _cuts(text: str, holes: int, target: int, config: BenchConfig, checker: Any) -> list[Cut]:
-    """Seeded random spans whose removed text keeps the reading of the text around it (a
-    span that opens a string the text after closes is no state decoding can reach with
-    anchors, holefill.lexing.anchors)."""
     tag = "" if checker.language == "python" else f"{checker.language}:"
     rng = random.Random(f"scaling:{tag}{config.seed}:{target}:{holes}")
+    return reading_cuts(checker, text, holes, config.cuts_per_cell, rng,
+                        f"scaling{target}#{holes}h")
+
+
+def reading_cuts(checker: Any, text: str, holes: int, n: int, rng: random.Random,
+                 prefix: str) -> list[Cut]:
+    """Up to n seeded cuts of `holes` random spans (5-100 characters) whose removed text
+    keeps the reading of the text around it (a span that opens a string the text after
+    closes is no state decoding can reach with anchors, holefill.lexing.anchors)."""
     out: list[Cut] = []
-    for _ in range(50 * config.cuts_per_cell):
-        if len(out) == config.cuts_per_cell:
+    for _ in range(50 * n):
+        if len(out) == n:
             break
         spans = random_spans(text, holes, rng, 5, 100)
         if spans is None:
             continue
-        c = cut(f"scaling{target}#{holes}h{len(out)}", text, spans)
+        c = cut(f"{prefix}{len(out)}", text, spans)
         if checker.keeps_reading(c.chunks, c.middles):
             out.append(c)
     return out
