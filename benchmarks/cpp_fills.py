@@ -1,7 +1,8 @@
 """Constrained fills of holes cut into real C/C++ files, judged by tree-sitter and g++/gcc.
 
 For files of benchmarks/cpp_corpus.py's corpora that both oracles accept whole, cut 1-3 spans
-(10-60 characters, seeded), fill them with holefill's constrained loop, and judge the filled
+(10-60 characters, seeded, whose removed text keeps the reading of the text around it), fill
+them with holefill's constrained loop, and judge the filled
 file: tree-sitter-cpp/-c (no ERROR/MISSING node) and the compiler with the corpus's include
 paths. A compiler rejection is "syntax" when its first error is a syntax error (`expected
 ...`, `stray ...`, `missing terminating ...`, an invalid directive) and "semantic" otherwise
@@ -52,19 +53,6 @@ def model_dir(name: str) -> Path | None:
     return Path(name)
 
 
-def cut(text: str, holes: int, rng: random.Random) -> list[str] | None:
-    for _ in range(50):
-        starts = sorted(rng.sample(range(len(text) - 70), holes))
-        spans = [(s, s + rng.randint(10, 60)) for s in starts]
-        if all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
-            chunks, at = [], 0
-            for s, e in spans:
-                chunks.append(text[at:s])
-                at = e
-            return [*chunks, text[at:]]
-    return None
-
-
 def compile_verdict(cc: cpp_corpus.Compiler, path: Path, text: str, includes: list[str],
                     flags: tuple[str, ...]) -> tuple[str, str]:
     """'ok', 'syntax' or 'semantic' for `text` compiled as if it were `path`, judged by the
@@ -93,10 +81,13 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from holefill import Checker
+    from holefill.bench.scaling import reading_cuts
     from holefill.decode import Completer
 
     torch.set_num_threads(1)
     comp = Completer(model=model_dir(args.model), device="cpu", threads=1)
+    checker = Checker.for_language(args.language)
     corpora = cpp_corpus.C_CORPORA if args.language == "c" else cpp_corpus.CPP_CORPORA
     ts = cpp_corpus.TreeSitter(args.language)
     cc = cpp_corpus.Compiler(args.language)
@@ -117,9 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         row = {"fills": 0, "ok": 0, "syntax": 0, "semantic": 0, "ts": 0}
         for corpus, f, text, includes in rng.sample(pool, min(args.files, len(pool))):
             for _ in range(args.per_hole):
-                chunks = cut(text, holes, rng)
-                if chunks is None:
+                cuts = reading_cuts(checker, text, holes, 1, rng, f.name, span=(10, 60))
+                if not cuts:
                     continue
+                chunks = list(cuts[0].chunks)
                 res = comp.fill(chunks, args.language, max_new_tokens=args.max_new_tokens,
                                 top_k=8, seed=args.seed)
                 filled = "".join(c + x for c, x in zip(chunks, [*res.fills, ""], strict=True))

@@ -34,26 +34,25 @@ def _generic_lexer(compiled: CompiledGrammar) -> PartialLexer:
 # Terminals of the C and C++ grammars that a witness should write only when nothing else will
 # do: directive lines and strings can swallow fixed text up to the end of its line (or across
 # holes), and MACRO_NAME opens the macro forms (`A0 (x) { ... }`) that only a macro definition
-# makes valid. Witnesses pay this much extra per such lexeme written in a hole. Comments are
+# makes valid. Witnesses pay this much extra per such lexeme written in a hole (or read from
+# fixed text right after one: a macro word costs more than going on with the directive line
+# that the hole ended early). Comments are
 # not surcharged: a hole inside a comment (a license header) is best filled by staying in it.
 C_FAMILY_WITNESS_SURCHARGE: dict[str, int] = {
     "PP_FIRST": 4, "PP_IF_FIRST": 4, "PP_LINE": 4, "PP_IF": 4, "PP_ELSE": 4, "PP_ENDIF": 4,
     "PP_EXTERN_C": 8, "PP_EXTERN_C_FIRST": 8, "PP_EXTERN_C_END": 8, "STRING": 3,
-    "UD_STRING": 3, "EMPTY_UD_STRING": 3, "MACRO_NAME": 2, "PREFIXED_MACRO": 2, "SCOPE_MACRO": 2,
+    "UD_STRING": 3, "EMPTY_UD_STRING": 3, "MACRO_NAME": 5, "PREFIXED_MACRO": 5, "SCOPE_MACRO": 5,
 }
 
 
 def _c_family_lexer(compiled: CompiledGrammar) -> PartialLexer:
     """The generic lexer, with C_FAMILY_WITNESS_SURCHARGE on the witness search."""
     from holefill.check.checker import GenericLexer
-    from holefill.lexing.holes import HoleLexer
 
-    lexer = GenericLexer(compiled)
     terms = compiled.grammar.terminals
     surcharge = {i: C_FAMILY_WITNESS_SURCHARGE[t.name] for i, t in enumerate(terms)
                  if t.name in C_FAMILY_WITNESS_SURCHARGE}
-    lexer.holes = HoleLexer(compiled.lexer, terms, surcharge)
-    return lexer
+    return GenericLexer(compiled, surcharge)
 
 
 def _python_lexer(compiled: CompiledGrammar) -> PartialLexer:

@@ -21,6 +21,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 tree_sitter = pytest.importorskip("tree_sitter")
 
+from holefill.bench.scaling import reading_cuts  # noqa: E402
 from holefill.decode import Completer  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
@@ -57,19 +58,8 @@ def test_swallowing_is_recognised() -> None:
 def cut(text: str, holes: int, rng: random.Random, lang: str) -> list[str]:
     from holefill import Checker
 
-    chk = Checker.for_language(lang)
-    while True:
-        starts = sorted(rng.sample(range(len(text) - 70), holes))
-        spans = [(s, s + rng.randint(10, 60)) for s in starts]
-        if all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)):
-            chunks, middles, at = [], [], 0
-            for s, e in spans:
-                chunks.append(text[at:s])
-                middles.append(text[s:e])
-                at = e
-            chunks.append(text[at:])
-            if chk.keeps_reading(chunks, middles):
-                return chunks
+    (c,) = reading_cuts(Checker.for_language(lang), text, holes, 1, rng, "cut", span=(10, 60))
+    return list(c.chunks)
 
 
 @pytest.fixture(scope="module")

@@ -129,3 +129,44 @@ def test_unknown_documents_are_a_language_error() -> None:
     with pytest.raises(LanguageError):
         language_for_document(None, None)
     assert set(LANGUAGES) >= {"c", "cpp", "python", "json"}
+
+
+# A directive line must end where its directive does. Judged by tree-sitter (g++ only warns
+# for some of these and drops the text, which is worse for a fill).
+DIRECTIVE_LINES = [
+    ("#include <vector>using namespace std;\nint x;\n", False),
+    ("#include <vector> int x;\n", False),
+    ("#define A 1\n#include \"a.h\" int y;\n", False),
+    ("#include <vector> // the vectors\nint x;\n", True),
+    ("#include <vector> /* a */ /* b */\nint x;\n", True),
+    ("#include <vector>\n#include <map>\nint x;\n", True),
+]
+
+
+@pytest.mark.parametrize("lang", ["c", "cpp"])
+@pytest.mark.parametrize(("text", "ok"), DIRECTIVE_LINES)
+def test_a_directive_line_holds_nothing_after_its_directive(lang: str, text: str,
+                                                            ok: bool) -> None:
+    tree_sitter = pytest.importorskip("tree_sitter")
+    grammar = pytest.importorskip("tree_sitter_cpp" if lang == "cpp" else "tree_sitter_c")
+    from holefill import Checker, Verdict
+
+    parser = tree_sitter.Parser(tree_sitter.Language(grammar.language()))
+    assert (not parser.parse(text.encode()).root_node.has_error) is ok  # the oracle agrees
+    assert (Checker.for_language(lang).completable([text]) is Verdict.YES) is ok
+
+
+def test_a_fill_cannot_put_code_on_a_directive_line() -> None:
+    """With a hole after `#include <...>`, the hole may end the line, never continue it;
+    the witness for `#include <vector>|int x;` breaks the line (tree-sitter judges)."""
+    tree_sitter = pytest.importorskip("tree_sitter")
+    tree_sitter_cpp = pytest.importorskip("tree_sitter_cpp")
+    from holefill import Checker, Verdict
+
+    checker = Checker.for_language("cpp")
+    assert checker.completable(["#include <vector>using", "\nint x;\n"]) is Verdict.NO
+    res = checker.check(["#include <vector>", "int x;\n"], want_witness=True)
+    assert res.verdict is Verdict.YES and res.fills is not None
+    filled = "#include <vector>" + res.fills[0] + "int x;\n"
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
+    assert not parser.parse(filled.encode()).root_node.has_error, filled

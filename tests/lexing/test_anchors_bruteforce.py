@@ -111,6 +111,9 @@ def keeps_reading(lx: RegexLexer, chunks: list[str], fills: tuple[str, ...],
         spec = anchors[j]
         lo, hi = starts[j], starts[j] + len(chunks[j])
         through = any(a < lo and b > hi for a, b, _ in lexemes)
+        covers = spec["passes"] and any(a < lo and b >= hi for a, b, _ in lexemes)
+        if covers:
+            continue  # like the user's lexeme, one lexeme covers the whole chunk
         if through and not spec["passes"]:
             return False
         if not through and spec["points"] and not any(lo + x in bounds

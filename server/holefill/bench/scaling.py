@@ -201,15 +201,15 @@ def _cuts(text: str, holes: int, target: int, config: BenchConfig, checker: Any)
 
 
 def reading_cuts(checker: Any, text: str, holes: int, n: int, rng: random.Random,
-                 prefix: str) -> list[Cut]:
-    """Up to n seeded cuts of `holes` random spans (5-100 characters) whose removed text
+                 prefix: str, span: tuple[int, int] = (5, 100)) -> list[Cut]:
+    """Up to n seeded cuts of `holes` random spans (of `span` characters) whose removed text
     keeps the reading of the text around it (a span that opens a string the text after
     closes is no state decoding can reach with anchors, holefill.lexing.anchors)."""
     out: list[Cut] = []
     for _ in range(50 * n):
         if len(out) == n:
             break
-        spans = random_spans(text, holes, rng, 5, 100)
+        spans = random_spans(text, holes, rng, *span)
         if spans is None:
             continue
         c = cut(f"{prefix}{len(out)}", text, spans)

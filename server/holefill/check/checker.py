@@ -10,7 +10,7 @@ import enum
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -72,9 +72,11 @@ class PartialLexer(Protocol):
 class GenericLexer:
     """Maximal-munch lexing with holes for grammars whose terminals are all regexes."""
 
-    def __init__(self, compiled: CompiledGrammar) -> None:
+    def __init__(self, compiled: CompiledGrammar,
+                 surcharge: Mapping[int, int] | None = None) -> None:
+        """`surcharge`: extra witness weight per terminal (see HoleLexer)."""
         terms = compiled.grammar.terminals
-        self.holes = HoleLexer(compiled.lexer, terms)
+        self.holes = HoleLexer(compiled.lexer, terms, surcharge)
         self.renderer = Renderer(compiled.lexer, terms)
 
     @property

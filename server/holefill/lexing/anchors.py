@@ -233,6 +233,8 @@ def respected(ref: ReferenceLexer, chunks: Sequence[str], fills: Sequence[str],
         lo = starts[site.chunk] + site.base
         hi = lo + site.length
         through = any(a < lo and b > hi for a, b, _ in lexemes)
+        if site.passes and any(a < lo and b >= hi for a, b, _ in lexemes):
+            continue  # like the user's lexeme, one lexeme covers the whole site
         if through and not site.passes:
             return False
         if not through and site.points and not any(lo + x in bounds for x in site.points):

@@ -199,10 +199,11 @@ class Coverage:
         for site in self._sites_between(ka, kb):
             j, base = site.chunk, site.base
             before = ka < (j, 2 * base)
-            if before and kb > (j, 2 * (base + site.length)):  # through the whole site
-                if site.passes:
-                    continue
-                return None
+            end = (j, 2 * (base + site.length))
+            if before and kb >= end and site.passes:
+                continue  # covers the whole site, as the user's lexeme passes through it
+            if before and kb > end:
+                return None  # through the whole site
             pts = site.points
             covered = [x for x in pts if ka < (j, 2 * (base + x)) < kb]
             if len(covered) == len(pts) and pts:
@@ -448,6 +449,11 @@ class HoleLexer:
             # hide fixed code in a comment that begins in a hole).
             touches = origin.in_hole or end.in_hole or end.chunk != origin.chunk
             weight = self.weight[label] if touches else 0
+            if not touches and origin.pos == 0 and origin.chunk > 0:
+                # Fixed text read from the end of a hole: the reading the hole's text chose for
+                # it pays the terminal's surcharge (a hole that ends a directive line early
+                # turns the rest of it into a macro word).
+                weight = self.weight[label] - 1
             if label in self.ignored:
                 b.add(origin, EPSILON, end, weight, KIND_LEXEME, label)
             else:
