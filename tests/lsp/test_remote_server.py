@@ -427,3 +427,20 @@ async def test_a_server_slower_than_the_timeout_is_named_and_stops_generating(
     assert took < scaled(TIMEOUT_S + 1)
     # the request was closed at the timeout: the server does not go on generating for nobody
     assert await until(lambda: len(shared.events("client-gone")) > gone, scaled(2))
+
+
+@pytest.mark.parametrize("fault", ["500", "garbage", "hang"])
+async def test_a_broken_inference_server_at_the_model_load_is_named_and_used_once_healed(
+        lsp: RawClient, shared: InferenceServer, fault: str) -> None:
+    shared.control(fault, paths=["/v1/models"])
+    t0 = time.monotonic()
+    await initialized(lsp, shared.url, loaded=False)
+    assert await until(lambda: shown(lsp), scaled(TIMEOUT_S + 2)), "the failed load was not shown"
+    print(f"{fault}: shown {time.monotonic() - t0:.2f} s after the start: {shown(lsp)}")
+    (message,) = shown(lsp)
+    assert message.startswith(f"holefill: the inference server at {shared.url}/models ")
+    assert FAULTS[fault] in message
+    shared.control(None)
+    uri = f"file:///project/load_{fault}.py"
+    open_doc(lsp, uri, BROKEN)
+    ast.parse(applied(BROKEN, await suggest(lsp, uri, timeout=30), *CURSOR))
