@@ -59,3 +59,15 @@ def test_the_vscode_extension_keeps_trust_a_machine_setting_and_untrusted_worksp
     settings_ts = (client / "src" / "settings.ts").read_text(encoding="utf-8")
     restart = re.search(r"RESTART_KEYS = \[([^\]]*)\]", settings_ts)
     assert restart is not None and "'trustRemoteCode'" in restart.group(1)
+
+
+def test_the_remote_timeout_reloads_a_remote_model_only():
+    url, _ = updated(Settings(), {"model": "http://127.0.0.1:8080/v1"}, initial=True)
+    faster, problems = updated(url, {"remoteTimeout": 2.5}, initial=False)
+    assert (faster.remote_timeout, problems) == (2.5, [])
+    assert faster.model_key() != url.model_key()  # a new HTTP client, with the new timeout
+    local, _ = updated(Settings(), {"model": "/m"}, initial=True)
+    assert updated(local, {"remoteTimeout": 2.5}, initial=False)[0].model_key() == \
+        local.model_key()
+    s, problems = updated(url, {"remoteTimeout": 0}, initial=False)
+    assert s.remote_timeout == 20.0 and "holefill.remoteTimeout" in problems[0]

@@ -30,6 +30,7 @@ export const SERVER_KEYS = [
   'inlineWitness',
   'template',
   'fimFormat',
+  'remoteTimeout',
 ] as const;
 
 export type ServerKey = (typeof SERVER_KEYS)[number];

@@ -101,9 +101,13 @@ class HttpClient:
                 status, data = self._once(method, path, body, cancel)
             except (ConnectionRefusedError, ConnectionResetError, BrokenPipeError,
                     http.client.RemoteDisconnected) as exc:
-                if last:
+                if last and isinstance(exc, ConnectionRefusedError):
                     raise RemoteError(f"cannot reach the inference server at {url}: "
                                       f"{_describe(exc)} (is it running?)") from exc
+                if last:  # it took the connection: it runs, and failed on the request
+                    raise RemoteError(f"the inference server at {url} closed the connection "
+                                      "without answering (did it crash or restart? its log "
+                                      "may say why)") from exc
                 log.info("%s %s: %s; trying again in %.1f s", method, url, _describe(exc), wait)
             else:
                 if status < 300:

@@ -330,11 +330,14 @@ class RemoteBackend:
             if (self._ids_confirmed or not isinstance(body.get("prompt"), list)
                     or exc.status not in (400, 422, 500)):
                 raise
-            log.info("%s takes no token-id prompts (%s); sending text", self.name,
+            log.info("%s takes no token-id prompts (%s)? sending text", self.name,
                      exc.detail[:120])
-            self.ids_prompts = False
             body = {**text_body(), **({"model": self.model} if self.model else {})}
+            # an error to the text too says nothing of ids: a server failing for a while
+            # (answering 500 to everything) must not turn token-id prompts off for good
             answer = self.api.post("/completions", body, cancel)
+            log.info("%s takes text prompts only; sending text from now on", self.name)
+            self.ids_prompts = False
         else:
             self._ids_confirmed = self._ids_confirmed or isinstance(body.get("prompt"), list)
         try:

@@ -78,7 +78,7 @@ class Engine:
         comp = Completer(model=settings.model, device=settings.device, dtype=settings.dtype,
                          trust_remote_code=settings.trust_remote_code, progress=progress,
                          template=settings.template, fim_format=settings.fim_format,
-                         decoder=settings.decoder)
+                         decoder=settings.decoder, timeout_s=settings.remote_timeout)
         self._completer, self._key = comp, settings.model_key()
         return comp
 

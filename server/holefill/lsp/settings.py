@@ -47,12 +47,20 @@ class Settings:
     # may an inline suggestion the model did not finish be shown with its end completed by
     # the grammar's witness? (the log says so each time); Fill holes always may
     inline_witness: bool = True
+    # a remote model (``model`` is a server URL): the longest wait, in seconds, for one answer
+    # of the inference server; below the inline deadline (30 s), so a server that hangs is
+    # named in a message rather than the suggestion silently running out of time
+    remote_timeout: float = 20.0
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def model_key(self) -> tuple:
         """What a loaded model depends on: a change reloads it."""
+        # the timeout is a setting of the remote backend's HTTP client: a change does not
+        # reload a local model
+        remote = self.model is not None and self.model.startswith(("http://", "https://"))
+        timeout = self.remote_timeout if remote else None
         return (self.model, self.device, self.dtype, self.trust_remote_code, self.template,
-                self.fim_format, self.decoder)
+                self.fim_format, self.decoder, timeout)
 
 
 # client key -> (field, converter)
@@ -150,6 +158,7 @@ FIELDS: dict[str, tuple[str, Any]] = {
     "template": ("template", _model),
     "fimFormat": ("fim_format", _fim_format),
     "inlineWitness": ("inline_witness", _bool),
+    "remoteTimeout": ("remote_timeout", _float(0.1, 3600.0)),
 }
 
 
