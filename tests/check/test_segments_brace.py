@@ -232,7 +232,7 @@ def test_real_middles_are_accepted_segment_by_segment(holes):
     valid, each segment is completable, and the segments' witnesses complete the whole
     document (when the real middles balance their own brackets; see the module docstring
     for the texts that pair brackets across holes)."""
-    split = 0
+    split = lost = 0
     for language, c in real_cuts(holes, 5, 1):
         checker = checker_for(language)
         chunks = list(c.chunks)
@@ -240,6 +240,9 @@ def test_real_middles_are_accepted_segment_by_segment(holes):
         if len(segs) == 1:
             continue
         split += 1
+        if pairs_across(checker, c.middles, segs):
+            lost += 1  # the loss the module docstring names: not the cut's to see
+            continue
         witness: list[str] = []
         for seg in segs:
             middles = list(c.middles[seg.first:seg.first + len(seg.holes)])
@@ -249,4 +252,25 @@ def test_real_middles_are_accepted_segment_by_segment(holes):
             assert res.verdict is Verdict.YES and res.fills is not None, (c.name, seg.first)
             witness.extend(res.fills)
         assert valid(checker, chunks, checker.anchors(chunks).sites, witness), (c.name, witness)
-    assert split >= 8
+    print(f"{split} cuts split, {lost} of them with removed texts that pair across a cut")
+    assert split >= 8 and lost <= split // 4
+
+
+def net(checker: Checker, text: str) -> tuple[int, int]:
+    """Brackets and conditional groups that `text`, lexed alone, opens minus those it
+    closes."""
+    from holefill.check.segments_brace import _DEPTH, _GROUP
+
+    ref = checker.lexer.reference
+    names = [ref.names[lab] for _, _, lab in ref.lex(ref.classes(text)) if lab >= 0]
+    return (sum(_DEPTH.get(n, 0) for n in names), sum(_GROUP.get(n, 0) for n in names))
+
+
+def pairs_across(checker: Checker, middles: Sequence[str], segs: list[Segment]) -> bool:
+    """Some removed text opens a bracket or group that a removed text after a cut closes."""
+    for seg in segs[1:]:
+        before = [net(checker, m) for m in middles[: seg.first]]
+        after = [net(checker, m) for m in middles[seg.first:]]
+        if any(d > 0 for b in before for d in b) and any(d < 0 for a in after for d in a):
+            return True
+    return False

@@ -23,9 +23,11 @@ A *cut* is a position p in a chunk c_j that lies between two holes (1 <= j <= n-
 (e) (for completeness only, see below) in the document with its holes empty, tree-sitter-cpp
     starts a top-level node on p's line, and our grammar accepts that node's text on its own
     (or, when hole j lies in it, the fixed text from p to the hole as the start of a
-    program); our lexer's reading of that document balances its brackets and conditional
-    groups (the halves of `#ifdef __cplusplus extern "C" {` included) and is at p at depth 0
-    of both, right after a `;`, a `}` or a directive line.
+    program); our lexer's reading of that document is at p at depth 0 of brackets and of
+    conditional groups (the halves of `#ifdef __cplusplus extern "C" {` included), right
+    after a `;`, a `}` or a directive line, counted forwards from hole j-1 (a closer without
+    an opener closes one from before the hole: the depth stays 0) and backwards from the end
+    of the document (an opener without a closer after it is closed in a hole).
 
 The first such p of each chunk cuts the text: segment A is the text up to p followed by G,
 segment B the text from p on (its first chunk, like a document's, has no site; c_j's site in A
@@ -71,6 +73,7 @@ lexemes per candidate and a guard per cut (a few milliseconds): 0.1 s at 10,000 
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Sequence
 
@@ -102,7 +105,7 @@ def brace_cuts(language: str, ref: ReferenceLexer, chunks: Sequence[str],
     starts = [*_piece_starts(_Source(language, text)), len(text)]
     tops = [(b, e) for b, e in zip(starts, starts[1:], strict=False)
             if b < stop and _column0_code(text, b)]
-    top_level = _top_level(ref, text, {b for b, _ in tops})
+    top_level = _top_level(ref, text, {b for b, _ in tops}, offsets[1:])
     out: dict[int, tuple[int, str]] = {}
     for j in range(1, len(chunks) - 1):
         site = by_chunk.get(j)
@@ -159,27 +162,34 @@ def _reads_to(ref: ReferenceLexer, cls: Sequence[int], start: int, p: int) -> bo
     return i == p
 
 
-def _top_level(ref: ReferenceLexer, text: str, wanted: set[int]) -> set[int]:
+def _top_level(ref: ReferenceLexer, text: str, wanted: set[int],
+               holes: Sequence[int]) -> set[int]:
     """The positions of `wanted` where the reading of `text` (condition e) is at bracket
-    depth 0 outside conditional groups, right after a `;`, a `}` or a directive line; none
-    when that reading does not balance its brackets and groups (then the holes' own texts
-    must balance them, and where they do is unknown)."""
+    depth 0 outside conditional groups, right after a `;`, a `}` or a directive line:
+    counted forwards from the last hole before it (a closer without an opener since then
+    closes one from before the hole) and backwards from the end of the text (an opener
+    without a closer after it is closed in a hole)."""
     names, blank, comment = ref.names, ref.blank, ref.comment_like
+    lexemes = [(a, names[lab]) for a, _, lab in ref.lex(ref.classes(text), 0)
+               if lab >= 0 and lab not in blank and lab not in comment]
     depth = group = 0
-    last = ""
-    out = set()
-    for a, _, lab in ref.lex(ref.classes(text), 0):
-        if a in wanted and depth == 0 and group == 0 and (
-                last in _ENDS or last.startswith("PP_")):
-            out.add(a)
-        if lab < 0:
-            return set()
-        if lab in blank or lab in comment:
-            continue
-        name = names[lab]
-        depth += _DEPTH.get(name, 0)
-        group += _GROUP.get(name, 0)
-        if depth < 0 or group < 0:
-            return set()
+    last, k = "", 0
+    forward = set()
+    for a, name in lexemes:
+        if (passed := bisect.bisect_right(holes, a)) != k:
+            depth = group = 0  # what a hole holds is unknown: count again from it
+            k = passed
+        if a in wanted and depth == group == 0 and (last in _ENDS or last.startswith("PP_")):
+            forward.add(a)
+        depth = max(0, depth + _DEPTH.get(name, 0))
+        group = max(0, group + _GROUP.get(name, 0))
         last = name
-    return out if depth == group == 0 else set()
+    out = set()
+    depth = group = 0
+    for a, name in reversed(lexemes):
+        depth = max(0, depth - _DEPTH.get(name, 0))
+        group = max(0, group - _GROUP.get(name, 0))
+        if a in forward and depth == group == 0:
+            out.add(a)
+    return out
+
