@@ -87,3 +87,31 @@ def test_constrained_fills_of_real_files_parse(completer: Completer, holes: int)
         total += 1
     print(f"\nC/C++ {holes} hole(s): constrained {total}/{total}, unconstrained "
           f"{free_ok}/{total}")
+
+
+SPREAD_CPP = ("#include <vector>\n\nint f(int x) {\n  return <|hole|>;\n}\n\n"
+              "int g(int a, int b) {\n  int s = 0;\n  for (int i = a; i < b; i++) s += i;\n"
+              "  return s;\n}\n\nint h(std::vector<int> v) {\n  int n = <|hole|>;\n"
+              "  return n;\n}\n\nstruct P {\n  int q = 1;\n};\n\n"
+              "int k(int y) {\n  if (y > 0) {\n    <|hole|>\n  }\n  return y;\n}\n")
+
+
+@pytest.mark.parametrize("lang", ["cpp", "c"])
+def test_holes_in_different_functions_are_filled_segment_by_segment(completer: Completer,
+                                                                    lang: str) -> None:
+    """Three holes in three functions, whole functions between: three segments, each checked
+    alone, and the whole filled file parses (the segments' soundness, end to end)."""
+    from holefill import Checker
+    from holefill.decode.completer import request_checks
+    from holefill.decode.loop import DecodeSettings
+
+    src = SPREAD_CPP if lang == "cpp" else (SPREAD_CPP.replace("#include <vector>\n", "")
+                                            .replace("std::vector<int> v", "int v")
+                                            .replace("  int q = 1;", "  int q;"))
+    chunks = src.split("<|hole|>")
+    parts = request_checks(Checker.for_language(lang), chunks, DecodeSettings())
+    assert [list(seg.holes) for seg, _ in parts] == [[0], [1], [2]]
+    res = completer.fill(chunks, lang, **FAST)
+    filled = "".join(c + f for c, f in zip(chunks, [*res.fills, ""], strict=True))
+    assert parses(lang, filled), res.fills
+    assert not swallows_fixed_text(res.fills), res.fills

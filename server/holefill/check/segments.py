@@ -1,4 +1,5 @@
-"""Segments: the independent parts of a Python text with several holes.
+"""Segments: the independent parts of a text with several holes (Python here; C and C++
+cuts are found by holefill.check.segments_brace, with their own argument, and split here).
 
 A check of a text with holes in three functions of a 1,000-line file looks at everything
 between the first hole and the last, and its right context (the text after the hole being
@@ -52,7 +53,9 @@ decorator whose brackets a hole opens is refused by the bracket rule.)
 
 The checks per token then look at the segment of the hole being filled only; the others are
 checked once per request, and their verdicts do not change while another segment's hole is
-filled.
+filled. A C or C++ segment that ends at a cut carries a *guard* after its last chunk
+(holefill.lexing.guard): a comment that makes a lexeme left open by a filling visible to the
+segment's check; it is part of the text checked, not of the user's text.
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ class Segment:
     first: int
     chunks: tuple[str, ...]
     sites: tuple[Site, ...]
+    guard: str = ""  # ends chunks[-1]: checked with it, not the user's text
 
     @property
     def holes(self) -> range:
@@ -88,15 +92,30 @@ def split_segments(language: str, reference: ReferenceLexer | None, chunks: Sequ
                    sites: Sequence[Site]) -> list[Segment]:
     """The segments of `chunks` (the user's document, a hole between each pair of chunks)
     with `sites` its anchor sites (empty: the plain semantics, no readings to keep). One
-    segment (the whole document) for other languages than Python and for one hole."""
+    segment (the whole document) for other languages than Python, C and C++, and for one
+    hole."""
     whole = [Segment(0, tuple(chunks), tuple(sites))]
-    if language != "python" or len(chunks) < 3 or reference is None:
+    if len(chunks) < 3 or reference is None or not sites:
         return whole
+    cuts: dict[int, tuple[int, str]]
+    if language == "python":
+        by_chunk = {s.chunk: s for s in sites}
+        cuts = {j: (p, "") for j in range(1, len(chunks) - 1)
+                if (p := find_cut(reference, chunks[j], by_chunk.get(j), True)) is not None}
+    elif language in ("c", "cpp"):
+        from holefill.check.segments_brace import brace_cuts
+
+        cuts = brace_cuts(language, reference, chunks, sites)
+    else:
+        return whole
+    return split_at(chunks, sites, cuts) if cuts else whole
+
+
+def split_at(chunks: Sequence[str], sites: Sequence[Site],
+             cuts: dict[int, tuple[int, str]]) -> list[Segment]:
+    """`chunks` split at the cuts (chunk -> (position, guard)): each segment's last chunk
+    ends at its cut, followed by the guard, and the next segment starts there."""
     by_chunk = {s.chunk: s for s in sites}
-    cuts = {j: p for j in range(1, len(chunks) - 1)
-            if (p := find_cut(reference, chunks[j], by_chunk.get(j), bool(sites))) is not None}
-    if not cuts:
-        return whole
     out: list[Segment] = []
     seg_chunks: list[str] = [chunks[0]]
     seg_sites: list[Site] = []
@@ -109,12 +128,12 @@ def split_segments(language: str, reference: ReferenceLexer | None, chunks: Sequ
             if site is not None:
                 seg_sites.append(site.moved(local, site.base))
             continue
-        p = cuts[j]
-        seg_chunks.append(chunks[j][:p])
+        p, guard = cuts[j]
+        seg_chunks.append(chunks[j][:p] + guard)
         if site is not None:
             rho = None if site.rho is None else min(site.rho, p)
             seg_sites.append(replace(site, chunk=local, length=p, rho=rho))
-        out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites)))
+        out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites), guard))
         first = j
         seg_chunks, seg_sites = [chunks[j][p:]], []
     out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites)))

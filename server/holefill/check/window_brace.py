@@ -24,7 +24,7 @@ about 18,000 fillings (the slow test there), no real middle refused.
 Write the whole text as H L W R D: H the verified pieces before the head, L W R the top-level
 declaration(s) from the head to the end e of the last hole's one (L before the first region
 end on the left, R after the first region start on the right), D the pieces after e (JSON has
-neither H nor D). The window is L' W R', with L' and R' the stand-in texts. Four facts make it
+neither H nor D). The window is L' W R', with L' and R' the stand-in texts. Five facts make it
 sound:
 
 (1) Verified context. H and D are cut into top-level pieces at line starts (tree-sitter-cpp
@@ -87,6 +87,15 @@ Block comments and raw strings count only when their terminator occurs before th
 window (the windowed text has no other); raw strings are taken as `R"(...)"` (our grammar has
 no custom delimiters; a grammar with them needs the raw-string states widened).
 
+(5) No lexeme runs on into the dropped text. A filling may leave a lexeme open that the
+windowed text, ending at e, reads as something else: `/*2` as `/`, `*`, `2` when no `*/`
+follows up to e, while in the whole text the comment runs on to the next `*/` in D and covers
+the fixed text after the hole. Where D is dropped, the suffix ends with a guard
+(holefill.lexing.guard): a block comment that makes such a lexeme end inside it, so that the
+windowed check reads it across the fixed text and the anchors refuse it, as they do in the
+whole text. The stand-ins contain no slash, star or quote, so a run alive across a region of
+the whole text is alive across its stand-in too. When no guard can be built, D is kept.
+
 The engine (holefill.check.incremental) starts its left parse at the head as it is (it has no
 stand-in for the left) and reads the right up to the tail with the suffix.
 
@@ -141,6 +150,13 @@ def brace_window(language: str, chunks: Sequence[str]) -> tuple[int, str, int, s
         left, right, e = _c_all_regions(language, doc, h, p)
     head, prefix = _stand_in_before(doc, left)
     cut, suffix = _stand_in(doc, right, e)
+    if language != "json" and e < len(doc):  # fact 5: a guard where the tail is dropped
+        from holefill.check.checker import Checker
+        from holefill.lexing.guard import guard
+
+        ref = Checker.for_language(language).lexer.reference
+        got = guard(ref, doc[p:cut] + suffix, doc[e])
+        suffix += doc[e:] if got is None else got
     return start + head, prefix, len(doc) - cut, suffix
 
 

@@ -241,10 +241,18 @@ def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings
 
     chunks = list(chunks)
     language = checker.language
+    segments: list[Segment] = []
+    if language in ("c", "cpp") and settings.segmented and settings.anchored:
+        # cut before any window: one window over far-apart holes is the slow part
+        segments = split_segments(language, checker.lexer.reference, chunks,
+                                  list(checker.anchors(chunks).sites))
+        if len(segments) > 1:
+            return [(seg, constraint(seg.chunks, find_window(language, seg.chunks)))
+                    for seg in segments]
     window = find_window(language, chunks)
     sites = list(checker.anchors(window.apply(chunks)).sites) if settings.anchored else []
-    segments = (split_segments(language, checker.lexer.reference, chunks, sites)
-                if settings.segmented else [])
+    if language == "python" and settings.segmented:
+        segments = split_segments(language, checker.lexer.reference, chunks, sites)
     if len(segments) < 2:
         return [(Segment(0, tuple(chunks), tuple(sites)), constraint(chunks, window))]
     return [(seg, constraint(seg.chunks, find_window(language, seg.chunks)))

@@ -111,6 +111,7 @@ class ReferenceLexer:
                  error_terms: frozenset[int] = frozenset()) -> None:
         self.dfa = dfa
         self.error_terms = error_terms
+        self.names = tuple(t.name for t in terminals)  # by label
         self.blank = frozenset(i for i, t in enumerate(terminals)
                                if t.example is not None and t.example.strip() == ""
                                and not t.literal)

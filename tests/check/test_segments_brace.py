@@ -1,0 +1,276 @@
+"""C and C++ segments (holefill.check.segments_brace) against the whole document: when every
+segment, filled and with its guard, is valid for our grammar and keeps its reading, the whole
+filled document is (the soundness argument of the module docstring, tested); real middles are
+accepted segment by segment, and the segments' witnesses complete the whole document; a
+guard makes a comment left open in a hole visible to its segment; decoding with segments
+gives valid fills.
+
+Data: seeded 2- and 3-hole span cuts (holefill.datasets.random_spans) of the C and C++ files
+in tests/data/corpus/ and of HumanEval-X C++ programs put one after another, kept when the
+removed text leaves the reading around it as it was; random fillings put snippets that open
+and close blocks, namespaces, comments, strings and directives into one hole or into each.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from holefill import Checker, Verdict
+from holefill.check.segments import Segment, split_segments
+from holefill.check.window import find_window
+from holefill.datasets import TREE_SITTER_REJECTS_CPP, cut, humaneval_cpp_programs, random_spans
+from holefill.decode.completer import request_checks
+from holefill.decode.loop import DecodeSettings
+from holefill.lexing.anchors import Anchors, respected
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus"
+PROGRAMS = [p for p in humaneval_cpp_programs() if p[0] not in TREE_SITTER_REJECTS_CPP]
+# Fillings that close and reopen blocks, add braces, open literals and comments, leave
+# declarations unfinished (as in tests/check/test_window_brace.py).
+FRAGMENTS = ["", "x", "0", "}", "}}", "{", "} int g() {", "}\n}\nint h() {", "} namespace N {",
+             "} struct S {", "0;}", "/*", "*/", "//", '"', "'", 'R"(', ")\"", "#define X \\\n",
+             "\n#include <x>\n", "template <class T>", "int a[] = {", "(", ")", ";",
+             "return 0; } int k() { return 1;", "0; } } namespace M { int q() {", "\\",
+             "}\n#if X\n", "\n#endif\n", "/* x */", "return 1;\n}\n\nint z(", "a /*b"]
+
+
+def checker_for(language: str) -> Checker:
+    return Checker.for_language(language)
+
+
+def segments_of(checker: Checker, chunks: Sequence[str]) -> list[Segment]:
+    return split_segments(checker.language, checker.lexer.reference, list(chunks),
+                          list(checker.anchors(chunks).sites))
+
+
+def joined(segments: list[Segment]) -> list[str]:
+    """The document's chunks again (guards left out)."""
+    out: list[str] = []
+    for seg in segments:
+        chunks = list(seg.chunks)
+        chunks[-1] = chunks[-1][: len(chunks[-1]) - len(seg.guard)]
+        if out:
+            out[-1] += chunks[0]
+            out.extend(chunks[1:])
+        else:
+            out.extend(chunks)
+    return out
+
+
+def filled(chunks: Sequence[str], fills: Sequence[str]) -> str:
+    return "".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True))
+
+
+def valid(checker: Checker, chunks: Sequence[str], sites: Sequence, fills: Sequence[str]) -> bool:
+    """`chunks` filled with `fills` is a program of our grammar and keeps the reading that
+    `sites` give the fixed text (the anchored semantics, for a text without holes)."""
+    text = filled(chunks, fills)
+    return (checker.completable([text], anchored=False) is Verdict.YES
+            and respected(checker.lexer.reference, chunks, fills, Anchors(tuple(sites))))
+
+
+def texts() -> list[tuple[str, str, str]]:
+    """(language, name, text): the corpus files and files of 3-4 HumanEval-X programs."""
+    out = [("c" if p.suffix == ".c" else "cpp", p.name, p.read_text(encoding="utf-8"))
+           for p in sorted(CORPUS.glob("*/*")) if p.suffix in (".c", ".cc", ".cpp", ".h", ".hpp")]
+    rng = random.Random(14)
+    for i in range(12):
+        picks = rng.sample(PROGRAMS, rng.randint(3, 4))
+        out.append(("cpp", f"humaneval{i}", "".join(
+            t if t.endswith("\n") else t + "\n" for _, t in picks)))
+    return out
+
+
+def real_cuts(holes: int, per_text: int, seed: int) -> list:
+    out = []
+    for language, name, text in texts():
+        checker = checker_for(language)
+        rng = random.Random(f"brace-segments:{seed}:{holes}:{name}")
+        got = 0
+        for _ in range(40 * per_text):
+            if got == per_text:
+                break
+            spans = random_spans(text, holes, rng, 5, 80)
+            if spans is None:
+                continue
+            c = cut(name, text, spans)
+            if checker.keeps_reading(c.chunks, c.middles):
+                out.append((language, c))
+                got += 1
+    return out
+
+
+# --- where the text is cut ----------------------------------------------------------------------
+
+THREE = ["int f(int x) {\n  return ", ";\n}\n\nint g(int y) {\n  int z = ",
+         ";\n  return z;\n}\n\n// h\nstruct H {\n  int a = ", ";\n};\n"]
+
+
+def test_a_declaration_after_the_end_of_the_holes_one_splits_the_text():
+    segs = segments_of(checker_for("cpp"), THREE)
+    assert [seg.holes for seg in segs] == [range(0, 1), range(1, 2), range(2, 3)]
+    assert segs[1].chunks[0].startswith("int g(int y)")
+    assert segs[2].chunks[0].startswith("struct H")  # the comment stays with the segment before
+    assert segs[0].guard.startswith("/*") and segs[0].chunks[-1].endswith(segs[0].guard)
+    assert joined(segs) == THREE
+
+
+def test_c_texts_are_cut_too():
+    segs = segments_of(checker_for("c"), [*THREE[:2], ";\n  return z;\n}\n\nint h(void) {\n"
+                                          "  return ", ";\n}\n"])
+    assert len(segs) == 3 and segs[0].guard == "/**/"
+
+
+K = "int k() { return 2; }\nint h() { return "
+
+
+@pytest.mark.parametrize("chunks", [
+    # inside a namespace, a conditional group, an extern "C" block
+    ["namespace n {\nint f() { return ", "; }\nint g() { return 1; }\nint h() { return ",
+     "; }\n}\n"],
+    ["#if X\nint f() { return ", "; }\nint g() { return 1; }\nint h() { return ",
+     "; }\n#endif\n"],
+    ['extern "C" {\nint f() { return ', "; }\nint g() { return 1; }\nint h() { return ",
+     "; }\n}\n"],
+    # the holes inside one comment that runs on through the fixed text between them
+    ["int f() { /* ", " x\nint g() { return 1; }\nint h() { ", " */ }\n"],
+])
+def test_no_cut_where_no_line_starts_a_top_level_declaration(chunks):
+    assert len(segments_of(checker_for("cpp"), chunks)) == 1
+
+
+@pytest.mark.parametrize("line", [
+    "; } \\\nint g() { return 1; }\n",  # the line break is continued
+    "; }\n  int g() { return 1; }\n",  # indented
+    "; }\n#define G 1\n",  # a directive
+    "; }\n/* c */ int g() { return 1; }\n",  # a comment first
+    "; }\ns;\n",  # the declaration of a struct goes on
+    "; } /*\nint g() { return 1; }\n*/\n",  # inside a comment
+    "; {\n  x = 1;\nL: g(); }\n}\n",  # a label in a block
+])
+def test_no_cut_where_the_line_may_not_start_a_top_level_declaration(line):
+    """The first line after the hole's declaration may not start a segment; the next whole
+    declaration does."""
+    head = "struct S { int a = " if line.startswith("; }\ns;") else "int f() { return "
+    segs = segments_of(checker_for("cpp"), [head, line + K, "; }\n"])
+    assert len(segs) == 2 and segs[1].chunks[0].startswith(K), segs
+
+
+def test_the_plain_semantics_gets_no_segments():
+    checker = checker_for("cpp")
+    assert len(split_segments("cpp", checker.lexer.reference, THREE, [])) == 1
+
+
+def test_a_comment_left_open_in_a_hole_is_refused_by_its_segment():
+    """`/*` typed into hole 0 and never closed: the segment alone would read `/`, `*`; the
+    document reads a comment up to the next `*/`, over the fixed code after the hole (which
+    its anchors refuse). The guard makes the segment refuse it too."""
+    checker = checker_for("cpp")
+    chunks = ["int f() { return 1 ", "; }\nint g() { return 1; }\n/* c */\nint h() { return ",
+              "; }\n"]
+    segs = segments_of(checker, chunks)
+    assert len(segs) == 2
+    a = segs[0]
+    assert not valid(checker, a.chunks, a.sites, ["/*2"])
+    assert not valid(checker, chunks, checker.anchors(chunks).sites, ["/*2", "0"])
+    assert valid(checker, a.chunks, a.sites, ["/2"])
+    constraint = dict(request_checks(checker, chunks, DecodeSettings(incremental=False)))[a]
+    closed = [a.chunks[0] + "/*2" + a.chunks[1]]
+    assert constraint.verdict(closed, [a.sites[0].moved(0, len(a.chunks[0]) + 3)]) is Verdict.NO
+
+
+def test_a_window_that_drops_the_rest_of_the_file_guards_against_an_open_comment():
+    """The same for one hole and its window: the window ends after the hole's function,
+    the dropped text holds a `*/`."""
+    checker = checker_for("cpp")
+    chunks = ["int f() { return 1 ", "; }\nint g() { return 2; }\n/* c */\n"]
+    window = find_window("cpp", chunks)
+    assert window.tail and window.suffix.startswith("/*")
+    (seg, constraint), = request_checks(checker, chunks, DecodeSettings(incremental=False))
+    closed = [chunks[0] + "/*2" + chunks[1]]
+    assert constraint.verdict(closed, [seg.sites[0].moved(0, len(chunks[0]) + 3)]) is Verdict.NO
+
+
+# --- the segments against the whole document -----------------------------------------------------
+
+
+@pytest.mark.parametrize("holes", [2, 3])
+def test_filled_segments_that_are_valid_make_a_valid_document(holes):
+    """The soundness argument, with our checker on the whole filled document as the judge:
+    random fillings; whenever each segment filled (with its guard and its sites) is valid,
+    the whole document is."""
+    rng = random.Random(holes)
+    split = premises = 0
+    for language, c in real_cuts(holes, 5, 0):
+        checker = checker_for(language)
+        chunks = list(c.chunks)
+        segs = segments_of(checker, chunks)
+        if len(segs) == 1:
+            continue
+        split += 1
+        sites = checker.anchors(chunks).sites
+        for _ in range(40):
+            fills = list(c.middles)
+            for i in ([rng.randrange(holes)] if rng.random() < 0.67 else range(holes)):
+                fills[i] = rng.choice(FRAGMENTS)
+            if all(valid(checker, seg.chunks, seg.sites,
+                         fills[seg.first:seg.first + len(seg.holes)]) for seg in segs):
+                premises += 1
+                assert valid(checker, chunks, sites, fills), (c.name, fills)
+    assert split >= 8, "too few cuts were split to test anything"
+    print(f"{split} cuts split, {premises} fillings with every segment valid")
+    assert premises >= 30
+
+
+@pytest.mark.parametrize("holes", [2, 3])
+def test_real_middles_are_accepted_segment_by_segment(holes):
+    """Nothing the user's code allows is refused: each segment with its real middles is
+    valid, each segment is completable, and the segments' witnesses complete the whole
+    document (when the real middles balance their own brackets; see the module docstring
+    for the texts that pair brackets across holes)."""
+    split = lost = 0
+    for language, c in real_cuts(holes, 5, 1):
+        checker = checker_for(language)
+        chunks = list(c.chunks)
+        segs = segments_of(checker, chunks)
+        if len(segs) == 1:
+            continue
+        split += 1
+        if pairs_across(checker, c.middles, segs):
+            lost += 1  # the loss the module docstring names: not the cut's to see
+            continue
+        witness: list[str] = []
+        for seg in segs:
+            middles = list(c.middles[seg.first:seg.first + len(seg.holes)])
+            assert valid(checker, seg.chunks, seg.sites, middles), (c.name, seg.first)
+            res = checker.check(list(seg.chunks), want_witness=True,
+                                anchors=Anchors(seg.sites))
+            assert res.verdict is Verdict.YES and res.fills is not None, (c.name, seg.first)
+            witness.extend(res.fills)
+        assert valid(checker, chunks, checker.anchors(chunks).sites, witness), (c.name, witness)
+    print(f"{split} cuts split, {lost} of them with removed texts that pair across a cut")
+    assert split >= 8 and lost <= split // 4
+
+
+def net(checker: Checker, text: str) -> tuple[int, int]:
+    """Brackets and conditional groups that `text`, lexed alone, opens minus those it
+    closes."""
+    from holefill.check.segments_brace import _DEPTH, _GROUP
+
+    ref = checker.lexer.reference
+    names = [ref.names[lab] for _, _, lab in ref.lex(ref.classes(text)) if lab >= 0]
+    return (sum(_DEPTH.get(n, 0) for n in names), sum(_GROUP.get(n, 0) for n in names))
+
+
+def pairs_across(checker: Checker, middles: Sequence[str], segs: list[Segment]) -> bool:
+    """Some removed text opens a bracket or group that a removed text after a cut closes."""
+    for seg in segs[1:]:
+        before = [net(checker, m) for m in middles[: seg.first]]
+        after = [net(checker, m) for m in middles[seg.first:]]
+        if any(d > 0 for b in before for d in b) and any(d < 0 for a in after for d in a):
+            return True
+    return False
