@@ -115,3 +115,20 @@ def test_holes_in_different_functions_are_filled_segment_by_segment(completer: C
     filled = "".join(c + f for c, f in zip(chunks, [*res.fills, ""], strict=True))
     assert parses(lang, filled), res.fills
     assert not swallows_fixed_text(res.fills), res.fills
+
+
+def test_a_window_that_refuses_what_the_whole_file_allows_is_dropped(completer: Completer,
+                                                                     ) -> None:
+    """A hole inside a directive line (`#if defined( B_NO_TY|include <...>`) misleads the
+    brace window about what follows (it closes `namespace boost {` like a block). The fill
+    must not fail as "not completable": the check goes on without the window."""
+    from holefill import Checker, Verdict
+
+    chunks = ["#ifndef A_H\n#define A_H\n\n#include <boost/config.hpp>\n\n#if defined( B_NO_TY",
+              "include <boost/core/typeinfo.hpp>\n\nnamespace boost\n{\n\nnamespace detail\n{\n\n"
+              "typedef boost::core::typeinfo t_;\n\n} // namespace detail\n\n} // namespace boost"
+              "\n\n#define B_(T) C(T)\n\n#else\n\n#include <typeinfo>\n\nnamespace boost\n{\n\n"
+              "typedef std::type_info t_;\n\n} // namespace boost\n\n#endif\n\n#endif  // A_H\n"]
+    assert Checker.for_language("cpp").check(chunks).verdict is Verdict.YES
+    res = completer.fill(chunks, "cpp", **FAST)
+    assert parses("cpp", chunks[0] + res.fills[0] + chunks[1]), res.fills

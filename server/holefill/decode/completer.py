@@ -9,6 +9,7 @@ accepted token keeps the whole document completable.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import statistics
 import threading
@@ -16,11 +17,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from holefill.check.checker import DEFAULT_MAX_STEPS
+from holefill.check.checker import DEFAULT_MAX_STEPS, Verdict
 from holefill.check.incremental import IncrementalCheck
 from holefill.check.segments import Segment
+from holefill.check.window import Window
 from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
 from holefill.decode.http import HttpOptions
 from holefill.decode.loop import (
@@ -39,8 +41,7 @@ from holefill.decode.remote import RemoteBackend, RemoteProposer, RemoteSpec, is
 from holefill.decode.templates import FimTemplate
 from holefill.lexing.anchors import Site
 
-if TYPE_CHECKING:
-    from holefill.check.window import Window
+log = logging.getLogger(__name__)
 
 # Incremental engines kept per completer (one per recent place in a document).
 ENGINE_CACHE = 4
@@ -234,10 +235,7 @@ def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings
     from holefill.check.window import find_window
 
     def constraint(part: Sequence[str], window: Window) -> Constraint:
-        engine = (engine_for(checker, part, window, settings.max_check_steps)
-                  if settings.incremental else None)
-        return Constraint(checker, window, settings.max_check_steps, cancel,
-                          settings.anchored, engine)
+        return segment_constraint(checker, part, window, settings, cancel, engine_for)
 
     chunks = list(chunks)
     language = checker.language
@@ -257,6 +255,17 @@ def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings
         return [(Segment(0, tuple(chunks), tuple(sites)), constraint(chunks, window))]
     return [(seg, constraint(seg.chunks, find_window(language, seg.chunks)))
             for seg in segments]
+
+
+def segment_constraint(checker: Any, part: Sequence[str], window: Window,
+                       settings: DecodeSettings, cancel: Callable[[], bool] | None,
+                       engine_for: Callable[..., IncrementalCheck] = make_engine) -> Constraint:
+    """The constraint of one segment: its window and, with ``settings.incremental``, its
+    engine."""
+    engine = (engine_for(checker, part, window, settings.max_check_steps)
+              if settings.incremental else None)
+    return Constraint(checker, window, settings.max_check_steps, cancel, settings.anchored,
+                      engine)
 
 
 def _as_callable(cancel: CancelSignal) -> Callable[[], bool] | None:
@@ -313,8 +322,10 @@ class _Fill:
     def _check_start(self) -> bool:
         """Every segment completable (one NO: the document is not); YES only when all are."""
         verdicts = []
-        for seg, constraint in self.parts:
+        for k, (seg, constraint) in enumerate(self.parts):
             verdicts.append(constraint.verdict(list(seg.chunks), list(seg.sites)).value)
+            if verdicts[-1] == "no" and constraint.window != Window():
+                verdicts[-1] = self._unwindowed(k).value
             if self.cancel is not None and self.cancel():
                 raise Cancelled("the fill was cancelled")
             if verdicts[-1] == "no":
@@ -323,6 +334,23 @@ class _Fill:
                     f"{self.checker.language}: the text outside the holes has a syntax error "
                     "(mark that place as a hole too, or fill without the constraint)")
         return all(v == "yes" for v in verdicts)
+
+    def _unwindowed(self, k: int) -> Verdict:
+        """Part k's verdict without its window, which then replaces the part's constraint
+        when it is not NO: a window bounds the text a check reads and must never refuse what
+        the whole text allows (a hole inside a directive line can mislead the brace window's
+        reading of the text after it)."""
+        seg, _ = self.parts[k]
+        whole = segment_constraint(self.checker, seg.chunks, Window(), self.settings,
+                                   self.cancel, self.completer._engine_for)
+        sites = (list(self.checker.anchors(list(seg.chunks)).sites)
+                 if self.settings.anchored else [])
+        verdict = whole.verdict(list(seg.chunks), sites)
+        if verdict is not Verdict.NO:
+            log.warning("the check's window refused text that the whole %s text allows; "
+                        "checking without the window", self.checker.language)
+            self.parts[k] = (dataclasses.replace(seg, sites=tuple(sites)), whole)
+        return verdict
 
     def _fill_hole(self, hole: int, fills: list[str], done: list[bool], index: int,
                    count: int) -> HoleResult:
