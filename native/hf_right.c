@@ -31,8 +31,18 @@ enum {
   HF_RIGHT_SYMBOL_BITS = 16,
   HF_RIGHT_DEFAULT_STEPS = 20000000,
   HF_RIGHT_DEFAULT_ITEMS = 2000000,
-  HF_RIGHT_DENSE_CELLS = 1 << 20, /* 4 MB per head array at most: a context per entry */
+  /* 16 MB per head array at most: one context serves every entry of a hole (it grows by
+   * them), and switching to the hash maps made each growth past the cap cost as much as
+   * a fresh closure. */
+  HF_RIGHT_DENSE_CELLS = 1 << 22,
+  /* Dense heads come in blocks of this many states, so growing allocates and fills only
+   * the new states' blocks (one array resized at each growth copied and refilled it all,
+   * as costly as a small closure). */
+  HF_RIGHT_BLOCK_SHIFT = 6,
+  HF_RIGHT_BLOCK_STATES = 1 << HF_RIGHT_BLOCK_SHIFT,
 };
+
+typedef Array(int32_t *) HfBlockArray; /* owned blocks of dense heads */
 
 typedef struct HfTriple {
   int32_t p, x, q;
@@ -51,10 +61,11 @@ struct HfRight {
   HfMap item_index;        /* packed (p, x, q) -> item                      */
   HfMap fwd;               /* packed (p, x) -> first item (when not dense)   */
   HfMap bwd;               /* packed (q, x) -> first item (when not dense)   */
-  /* Dense heads, (state * n_symbols + x) -> first item or -1, while states * symbols stays
-   * under HF_RIGHT_DENSE_CELLS: a hash probe per partner lookup was most of the closure. */
+  /* Dense heads, (state, x) -> first item or -1, while states * symbols stays under
+   * HF_RIGHT_DENSE_CELLS: a hash probe per partner lookup was most of the closure.  Block
+   * b holds states [b * HF_RIGHT_BLOCK_STATES, ...), (state % block) * n_symbols + x. */
   int dense;
-  HfInt32Array fwd_dense, bwd_dense;
+  HfBlockArray fwd_dense, bwd_dense;
   HfInt32Array from_head;  /* per state: first item starting there, or -1   */
   HfInt32Array eps_start, eps_list; /* ε edges by source (CSR over all states) */
   HfInt32Array reps_start, reps_list; /* ε edges by target                      */
@@ -111,14 +122,20 @@ HfRight *hf_right_new(const HfGrammar *grammar) {
   return self;
 }
 
+static void hf_right__free_blocks(HfRight *self) {
+  for (size_t b = 0; b < self->fwd_dense.size; b++) hf_free(self->fwd_dense.contents[b]);
+  for (size_t b = 0; b < self->bwd_dense.size; b++) hf_free(self->bwd_dense.contents[b]);
+  array_destroy(&self->fwd_dense);
+  array_destroy(&self->bwd_dense);
+}
+
 void hf_right_delete(HfRight *self) {
   if (self == NULL) return;
   array_destroy(&self->items);
   hf_map_destroy(&self->item_index);
   hf_map_destroy(&self->fwd);
   hf_map_destroy(&self->bwd);
-  array_destroy(&self->fwd_dense);
-  array_destroy(&self->bwd_dense);
+  hf_right__free_blocks(self);
   array_destroy(&self->from_head);
   array_destroy(&self->eps_start);
   array_destroy(&self->eps_list);
@@ -144,8 +161,10 @@ const char *hf_right_last_error(const HfRight *self) { return self ? self->error
 /* The first item of the fwd (p, x) or bwd (q, x) chain, or -1. */
 HF_INLINE int32_t hf_right__head(const HfRight *self, bool fwd, int32_t s, int32_t x) {
   if (self->dense) {
-    const HfInt32Array *a = fwd ? &self->fwd_dense : &self->bwd_dense;
-    return a->contents[(size_t)s * (size_t)self->grammar->n_symbols + (size_t)x];
+    int32_t *const *blocks = fwd ? self->fwd_dense.contents : self->bwd_dense.contents;
+    return blocks[s >> HF_RIGHT_BLOCK_SHIFT]
+                 [(size_t)(s & (HF_RIGHT_BLOCK_STATES - 1)) * (size_t)self->grammar->n_symbols +
+                  (size_t)x];
   }
   return hf_map_get(fwd ? &self->fwd : &self->bwd, hf_right__pair(s, x));
 }
@@ -154,8 +173,10 @@ HF_INLINE int32_t hf_right__head(const HfRight *self, bool fwd, int32_t s, int32
  * ran out. */
 static int32_t hf_right__push_head(HfRight *self, bool fwd, int32_t s, int32_t x, int32_t id) {
   if (self->dense) {
-    HfInt32Array *a = fwd ? &self->fwd_dense : &self->bwd_dense;
-    int32_t *cell = &a->contents[(size_t)s * (size_t)self->grammar->n_symbols + (size_t)x];
+    int32_t **blocks = fwd ? self->fwd_dense.contents : self->bwd_dense.contents;
+    int32_t *cell = &blocks[s >> HF_RIGHT_BLOCK_SHIFT]
+                           [(size_t)(s & (HF_RIGHT_BLOCK_STATES - 1)) *
+                                (size_t)self->grammar->n_symbols + (size_t)x];
     int32_t old = *cell;
     *cell = id;
     return old;
@@ -172,31 +193,39 @@ static int32_t hf_right__push_head(HfRight *self, bool fwd, int32_t s, int32_t x
   return -1;
 }
 
-/* Sizes the dense heads for n_states states, or moves them into the hash maps when that
- * many would be too large. */
+/* Sizes the dense heads for n_states states (new blocks only), or moves them into the hash
+ * maps when that many would be too large. */
 static bool hf_right__size_heads(HfRight *self, int32_t n_states) {
   if (!self->dense) return true;
   size_t ns = (size_t)self->grammar->n_symbols;
-  size_t cells = (size_t)n_states * ns;
-  if (cells <= HF_RIGHT_DENSE_CELLS) {
-    size_t old = self->fwd_dense.size;
-    if (!array_resize(&self->fwd_dense, cells) || !array_resize(&self->bwd_dense, cells))
-      return false;
-    memset(self->fwd_dense.contents + old, 0xff, (cells - old) * sizeof(int32_t));
-    memset(self->bwd_dense.contents + old, 0xff, (cells - old) * sizeof(int32_t));
+  size_t block_cells = (size_t)HF_RIGHT_BLOCK_STATES * ns;
+  size_t n_blocks = ((size_t)n_states + HF_RIGHT_BLOCK_STATES - 1) >> HF_RIGHT_BLOCK_SHIFT;
+  if (n_blocks * block_cells <= HF_RIGHT_DENSE_CELLS) {
+    for (int w = 0; w < 2; w++) {
+      HfBlockArray *a = w ? &self->bwd_dense : &self->fwd_dense;
+      if (!array_reserve(a, n_blocks)) return false;
+      while (a->size < n_blocks) {
+        int32_t *block = hf_malloc(block_cells * sizeof *block);
+        if (block == NULL) return false;
+        memset(block, 0xff, block_cells * sizeof *block);
+        a->contents[a->size++] = block;
+      }
+    }
     return true;
   }
   for (int w = 0; w < 2; w++) {
-    HfInt32Array *a = w ? &self->bwd_dense : &self->fwd_dense;
+    int32_t **blocks = w ? self->bwd_dense.contents : self->fwd_dense.contents;
+    size_t have = w ? self->bwd_dense.size : self->fwd_dense.size;
     HfMap *m = w ? &self->bwd : &self->fwd;
-    for (size_t c = 0; c < a->size; c++) {
-      if (a->contents[c] < 0) continue;
+    for (size_t c = 0; c < have * block_cells; c++) {
+      int32_t head = blocks[c / block_cells][c % block_cells];
+      if (head < 0) continue;
       if (!hf_map_reserve(m, 1)) return false;
       uint64_t key = hf_right__pair((int32_t)(c / ns), (int32_t)(c % ns));
-      hf_map_fill(m, hf_map_probe(m, key), key, a->contents[c]);
+      hf_map_fill(m, hf_map_probe(m, key), key, head);
     }
-    array_destroy(a);
   }
+  hf_right__free_blocks(self);
   self->dense = 0;
   return true;
 }

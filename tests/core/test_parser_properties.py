@@ -238,3 +238,21 @@ def test_an_exit_into_a_state_that_reaches_a_final_by_epsilon_ends_the_sentence(
         right = NativeRight(ng)
         assert all(v is CoreVerdict.YES for v in build(right))
         assert NativeParser(ng).query(right, 1, [], [0, 0, 1]) is CoreVerdict.YES
+
+
+def test_an_old_state_that_becomes_an_entry_gets_the_triples_the_filter_dropped() -> None:
+    """S -> a B, B -> b; R: 0 -c-> 1 -b-> 2 (final), entered at 0 first. Only `c` comes
+    before state 1, and B never follows `c`, so the filter drops (1, B, 2). When state 1
+    becomes an entry (the left may end with `a`), the growth must derive it again: `a`,
+    then R from state 1, is the sentence `a b`."""
+    a, b, c, s, big_b = 0, 1, 2, 3, 4
+    ng = NativeGrammar(3, 5, s, [(s, a, big_b)], [(big_b, b)], [])
+    right = NativeRight(ng)
+    assert right.add(3, [(0, c, 1, 0), (1, b, 2, 0)], [2], [0]) is CoreVerdict.YES
+    before = right.n_items
+    assert right.add(3, [], [], [1]) is CoreVerdict.YES
+    assert right.n_items > before
+    parser = NativeParser(ng)
+    assert parser.push([a]) is CoreVerdict.YES
+    assert parser.query(right, 1, [], [0, -1, 1]) is CoreVerdict.YES
+    assert parser.query(right, 1, [], [0, -1, 0]) is CoreVerdict.NO  # `a c b` is not one
