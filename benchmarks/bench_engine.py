@@ -1,6 +1,7 @@
 """Per-token check time of the incremental engine against file size and hole count.
 
     python benchmarks/bench_engine.py [--sizes 100 1000 5000 10000] [--cuts 6] [--holes 1 3]
+        [--right shared per-entry]
 
 Files of 100 to 10,000 lines are standard-library modules concatenated in a seeded order
 (holefill.bench.scaling.build_file). In each, k random spans whose removed text keeps the
@@ -11,7 +12,9 @@ holefill.check.segments; every segment's first check counts as preparation). Sid
 in one run: the engine (holefill.check.incremental; its first check of a request, which
 prepares the request, is reported apart), the classic windowed check per token, and the
 naive baseline of re-parsing the whole file with `ast.parse` per token. The stage profile
-says where the engine's time goes. Every answer should be YES (the removed text completes
+says where the engine's time goes. `--right` runs the engine with the right context shared by
+entries (the default) and/or one context per entry (the reference), each on the same cuts.
+Every answer should be YES (the removed text completes
 each state); anything else is counted.
 """
 
@@ -30,6 +33,7 @@ from holefill import Checker
 from holefill.bench.metrics import percentile as pct
 from holefill.bench.scaling import build_file, reading_cuts, token_splitter
 from holefill.bench.stages import Stages
+from holefill.check import incremental
 from holefill.decode.completer import request_checks
 from holefill.decode.loop import DecodeSettings
 from holefill.lexing.anchors import Anchors
@@ -41,19 +45,21 @@ def cuts_of(text: str, holes: int, n: int, seed: int, checker: Checker) -> list:
     return reading_cuts(checker, text, holes, n, rng, "c")
 
 
-def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> None:
+def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool,
+        rights: tuple[str, ...] = ("shared",)) -> None:
     checker = Checker.for_language("python")
     split = token_splitter(default_model_path() / "tokenizer.json")
     settings = DecodeSettings()
-    print("| lines | holes | segments | engine prep med | engine per token med / p90 / p99 "
-          "| classic med / p90 | ast.parse whole file | answers |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| lines | holes | right | segments | engine prep med | engine per token med / p90 / "
+          "p99 / max | classic med / p90 | ast.parse whole file | answers |")
+    print("|---|---|---|---|---|---|---|---|---|")
     stages = Stages()
     with stages:
         for size in sizes:
             text = build_file(size, 0)
             lines = text.count("\n")
-            for holes in holes_list:
+            for holes, right in [(h, r) for h in holes_list for r in rights]:
+                incremental.SHARED_RIGHT = right == "shared"
                 prep, step, cls, parse, segments = [], [], [], [], []
                 answers: Counter[str] = Counter()
                 for c in cuts_of(text, holes, n_cuts, 0, checker):
@@ -94,10 +100,10 @@ def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool) -> 
                                 warnings.simplefilter("ignore")
                                 ast.parse(filled)
                             parse.append((time.perf_counter() - t0) * 1e3)
-                print(f"| {lines} | {holes} | {statistics.mean(segments):.1f} | "
+                print(f"| {lines} | {holes} | {right} | {statistics.mean(segments):.1f} | "
                       f"{statistics.median(prep):.1f} | "
                       f"{statistics.median(step):.3f} / {pct(step, .9):.2f} / "
-                      f"{pct(step, .99):.1f} | "
+                      f"{pct(step, .99):.1f} / {max(step):.1f} | "
                       + (f"{statistics.median(cls):.1f} / {pct(cls, .9):.1f}" if cls else "-")
                       + f" | {statistics.median(parse):.2f} | {dict(answers)} |", flush=True)
     print("\nwhere the engine's time went (all sizes; prep: the first check of a request):")
@@ -110,8 +116,13 @@ def main() -> None:
     ap.add_argument("--cuts", type=int, default=6)
     ap.add_argument("--holes", type=int, nargs="+", default=[1, 3])
     ap.add_argument("--no-classic", action="store_true", help="skip the classic check")
+    ap.add_argument("--right", nargs="+", choices=["shared", "per-entry"], default=["shared"],
+                    help="right contexts shared by entries and/or one per entry (reference)")
     args = ap.parse_args()
-    run(args.sizes, args.cuts, args.holes, not args.no_classic)
+    try:
+        run(args.sizes, args.cuts, args.holes, not args.no_classic, tuple(args.right))
+    finally:
+        incremental.SHARED_RIGHT = True
 
 
 if __name__ == "__main__":

@@ -314,8 +314,9 @@ static HfVerdict hf_parser__close(HfParser *self) {
     HfWait w = {x, c};
     if (!array_push(&self->waits, w)) return HF_ERROR;
   }
-  qsort(self->waits.contents + first, self->waits.size - first, sizeof(HfWait),
-        hf_parser__wait_cmp);
+  if (self->waits.size > first) /* qsort wants a buffer even for no elements */
+    qsort(self->waits.contents + first, self->waits.size - first, sizeof(HfWait),
+          hf_parser__wait_cmp);
   return HF_YES;
 }
 

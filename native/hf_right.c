@@ -13,6 +13,14 @@
  * Growth: hf_right_add appends states and edges that leave only the new states, so the
  * ε-closures of old states stay as they are; new states that reach old ones by ε inherit
  * the old states' items; then the agenda runs on.  Nothing is recomputed.
+ *
+ * Growth of a filtered context (one built with entries): new edges and entries can only
+ * add labels to IN(p) of old states p (OUT(q) of an old state depends on edges leaving it
+ * and the states it reaches, which are all old).  Such a *grown* state may now admit
+ * triples the filter dropped before; every one of them has its leftmost leaf at p, so
+ * putting p's items back on the agenda (and its nullable items through the filter again)
+ * derives them.  That runs before new states inherit from old ones, so they inherit the
+ * grown states' new triples too.
  */
 #include <stdio.h>
 
@@ -23,8 +31,18 @@ enum {
   HF_RIGHT_SYMBOL_BITS = 16,
   HF_RIGHT_DEFAULT_STEPS = 20000000,
   HF_RIGHT_DEFAULT_ITEMS = 2000000,
-  HF_RIGHT_DENSE_CELLS = 1 << 20, /* 4 MB per head array at most: a context per entry */
+  /* 16 MB per head array at most: one context serves every entry of a hole (it grows by
+   * them), and switching to the hash maps made each growth past the cap cost as much as
+   * a fresh closure. */
+  HF_RIGHT_DENSE_CELLS = 1 << 22,
+  /* Dense heads come in blocks of this many states, so growing allocates and fills only
+   * the new states' blocks (one array resized at each growth copied and refilled it all,
+   * as costly as a small closure). */
+  HF_RIGHT_BLOCK_SHIFT = 6,
+  HF_RIGHT_BLOCK_STATES = 1 << HF_RIGHT_BLOCK_SHIFT,
 };
+
+typedef Array(int32_t *) HfBlockArray; /* owned blocks of dense heads */
 
 typedef struct HfTriple {
   int32_t p, x, q;
@@ -43,10 +61,11 @@ struct HfRight {
   HfMap item_index;        /* packed (p, x, q) -> item                      */
   HfMap fwd;               /* packed (p, x) -> first item (when not dense)   */
   HfMap bwd;               /* packed (q, x) -> first item (when not dense)   */
-  /* Dense heads, (state * n_symbols + x) -> first item or -1, while states * symbols stays
-   * under HF_RIGHT_DENSE_CELLS: a hash probe per partner lookup was most of the closure. */
+  /* Dense heads, (state, x) -> first item or -1, while states * symbols stays under
+   * HF_RIGHT_DENSE_CELLS: a hash probe per partner lookup was most of the closure.  Block
+   * b holds states [b * HF_RIGHT_BLOCK_STATES, ...), (state % block) * n_symbols + x. */
   int dense;
-  HfInt32Array fwd_dense, bwd_dense;
+  HfBlockArray fwd_dense, bwd_dense;
   HfInt32Array from_head;  /* per state: first item starting there, or -1   */
   HfInt32Array eps_start, eps_list; /* ε edges by source (CSR over all states) */
   HfInt32Array reps_start, reps_list; /* ε edges by target                      */
@@ -57,9 +76,11 @@ struct HfRight {
   int32_t mark_stamp;
   uint64_t steps;
   /* context filter (see hf_right_add): IN/OUT rows of ctx_words words per state */
+  int entered;              /* the first add had entries: later adds may bring more   */
   int filtered;
   int32_t words;
   Array(uint64_t) ctx_in, ctx_out;
+  HfInt32Array grown;       /* old states whose IN this add widened                   */
 };
 
 HF_INLINE uint64_t hf_right__key(int32_t p, int32_t x, int32_t q) {
@@ -97,7 +118,15 @@ HfRight *hf_right_new(const HfGrammar *grammar) {
   array_init(&self->mark);
   array_init(&self->ctx_in);
   array_init(&self->ctx_out);
+  array_init(&self->grown);
   return self;
+}
+
+static void hf_right__free_blocks(HfRight *self) {
+  for (size_t b = 0; b < self->fwd_dense.size; b++) hf_free(self->fwd_dense.contents[b]);
+  for (size_t b = 0; b < self->bwd_dense.size; b++) hf_free(self->bwd_dense.contents[b]);
+  array_destroy(&self->fwd_dense);
+  array_destroy(&self->bwd_dense);
 }
 
 void hf_right_delete(HfRight *self) {
@@ -106,8 +135,7 @@ void hf_right_delete(HfRight *self) {
   hf_map_destroy(&self->item_index);
   hf_map_destroy(&self->fwd);
   hf_map_destroy(&self->bwd);
-  array_destroy(&self->fwd_dense);
-  array_destroy(&self->bwd_dense);
+  hf_right__free_blocks(self);
   array_destroy(&self->from_head);
   array_destroy(&self->eps_start);
   array_destroy(&self->eps_list);
@@ -120,6 +148,7 @@ void hf_right_delete(HfRight *self) {
   array_destroy(&self->mark);
   array_destroy(&self->ctx_in);
   array_destroy(&self->ctx_out);
+  array_destroy(&self->grown);
   hf_free(self);
 }
 
@@ -132,8 +161,10 @@ const char *hf_right_last_error(const HfRight *self) { return self ? self->error
 /* The first item of the fwd (p, x) or bwd (q, x) chain, or -1. */
 HF_INLINE int32_t hf_right__head(const HfRight *self, bool fwd, int32_t s, int32_t x) {
   if (self->dense) {
-    const HfInt32Array *a = fwd ? &self->fwd_dense : &self->bwd_dense;
-    return a->contents[(size_t)s * (size_t)self->grammar->n_symbols + (size_t)x];
+    int32_t *const *blocks = fwd ? self->fwd_dense.contents : self->bwd_dense.contents;
+    return blocks[s >> HF_RIGHT_BLOCK_SHIFT]
+                 [(size_t)(s & (HF_RIGHT_BLOCK_STATES - 1)) * (size_t)self->grammar->n_symbols +
+                  (size_t)x];
   }
   return hf_map_get(fwd ? &self->fwd : &self->bwd, hf_right__pair(s, x));
 }
@@ -142,8 +173,10 @@ HF_INLINE int32_t hf_right__head(const HfRight *self, bool fwd, int32_t s, int32
  * ran out. */
 static int32_t hf_right__push_head(HfRight *self, bool fwd, int32_t s, int32_t x, int32_t id) {
   if (self->dense) {
-    HfInt32Array *a = fwd ? &self->fwd_dense : &self->bwd_dense;
-    int32_t *cell = &a->contents[(size_t)s * (size_t)self->grammar->n_symbols + (size_t)x];
+    int32_t **blocks = fwd ? self->fwd_dense.contents : self->bwd_dense.contents;
+    int32_t *cell = &blocks[s >> HF_RIGHT_BLOCK_SHIFT]
+                           [(size_t)(s & (HF_RIGHT_BLOCK_STATES - 1)) *
+                                (size_t)self->grammar->n_symbols + (size_t)x];
     int32_t old = *cell;
     *cell = id;
     return old;
@@ -160,31 +193,39 @@ static int32_t hf_right__push_head(HfRight *self, bool fwd, int32_t s, int32_t x
   return -1;
 }
 
-/* Sizes the dense heads for n_states states, or moves them into the hash maps when that
- * many would be too large. */
+/* Sizes the dense heads for n_states states (new blocks only), or moves them into the hash
+ * maps when that many would be too large. */
 static bool hf_right__size_heads(HfRight *self, int32_t n_states) {
   if (!self->dense) return true;
   size_t ns = (size_t)self->grammar->n_symbols;
-  size_t cells = (size_t)n_states * ns;
-  if (cells <= HF_RIGHT_DENSE_CELLS) {
-    size_t old = self->fwd_dense.size;
-    if (!array_resize(&self->fwd_dense, cells) || !array_resize(&self->bwd_dense, cells))
-      return false;
-    memset(self->fwd_dense.contents + old, 0xff, (cells - old) * sizeof(int32_t));
-    memset(self->bwd_dense.contents + old, 0xff, (cells - old) * sizeof(int32_t));
+  size_t block_cells = (size_t)HF_RIGHT_BLOCK_STATES * ns;
+  size_t n_blocks = ((size_t)n_states + HF_RIGHT_BLOCK_STATES - 1) >> HF_RIGHT_BLOCK_SHIFT;
+  if (n_blocks * block_cells <= HF_RIGHT_DENSE_CELLS) {
+    for (int w = 0; w < 2; w++) {
+      HfBlockArray *a = w ? &self->bwd_dense : &self->fwd_dense;
+      if (!array_reserve(a, n_blocks)) return false;
+      while (a->size < n_blocks) {
+        int32_t *block = hf_malloc(block_cells * sizeof *block);
+        if (block == NULL) return false;
+        memset(block, 0xff, block_cells * sizeof *block);
+        a->contents[a->size++] = block;
+      }
+    }
     return true;
   }
   for (int w = 0; w < 2; w++) {
-    HfInt32Array *a = w ? &self->bwd_dense : &self->fwd_dense;
+    int32_t **blocks = w ? self->bwd_dense.contents : self->fwd_dense.contents;
+    size_t have = w ? self->bwd_dense.size : self->fwd_dense.size;
     HfMap *m = w ? &self->bwd : &self->fwd;
-    for (size_t c = 0; c < a->size; c++) {
-      if (a->contents[c] < 0) continue;
+    for (size_t c = 0; c < have * block_cells; c++) {
+      int32_t head = blocks[c / block_cells][c % block_cells];
+      if (head < 0) continue;
       if (!hf_map_reserve(m, 1)) return false;
       uint64_t key = hf_right__pair((int32_t)(c / ns), (int32_t)(c % ns));
-      hf_map_fill(m, hf_map_probe(m, key), key, a->contents[c]);
+      hf_map_fill(m, hf_map_probe(m, key), key, head);
     }
-    array_destroy(a);
   }
+  hf_right__free_blocks(self);
   self->dense = 0;
   return true;
 }
@@ -299,40 +340,109 @@ static HfVerdict hf_right__saturate(HfRight *self, uint64_t max_steps, uint64_t 
   return HF_YES;
 }
 
-/* IN(p) / OUT(q) of the context filter over the (ε-closed) edges; see hf_right_add. */
-static bool hf_right__contexts(HfRight *self, const int32_t *edges, size_t n_edges,
-                               const int32_t *finals, size_t n_finals, const int32_t *entries,
-                               size_t n_entries) {
+/* ORs `bits` (w words) into IN row `s`; an old state whose row changes goes to `grown`
+ * (once: its mark is the stamp `grown_stamp` of this add). */
+static bool hf_right__widen_in(HfRight *self, int32_t s, int32_t old, const uint64_t *bits,
+                               HfInt32Array *seen, int32_t grown_stamp) {
+  int32_t w = self->words;
+  uint64_t *row = self->ctx_in.contents + (size_t)s * (size_t)w;
+  bool changed = false;
+  for (int32_t k = 0; k < w; k++) {
+    if (bits[k] & ~row[k]) changed = true;
+    row[k] |= bits[k];
+  }
+  if (changed && s < old && seen->contents[s] != grown_stamp) {
+    seen->contents[s] = grown_stamp;
+    if (!array_push(&self->grown, s)) return false;
+  }
+  return true;
+}
+
+/* IN(p) / OUT(q) of the context filter for the states added by this call (rows of old
+ * states are kept), over the (ε-closed) edges; see hf_right_add.  Old states whose IN the
+ * new edges or entries widen are listed in self->grown. */
+static bool hf_right__contexts(HfRight *self, int32_t old, const int32_t *edges,
+                               size_t n_edges, const int32_t *finals, size_t n_finals,
+                               const int32_t *entries, size_t n_entries) {
   const HfGrammar *g = self->grammar;
   int32_t w = self->words = g->ctx_words;
-  size_t n = (size_t)self->n_states * (size_t)w;
+  size_t n = (size_t)self->n_states * (size_t)w, had = (size_t)old * (size_t)w;
   if (!array_resize(&self->ctx_in, n) || !array_resize(&self->ctx_out, n)) return false;
   uint64_t *in = self->ctx_in.contents, *out = self->ctx_out.contents;
-  memset(in, 0, n * sizeof *in);
-  memset(out, 0, n * sizeof *out);
+  memset(in + had, 0, (n - had) * sizeof *in);
+  memset(out + had, 0, (n - had) * sizeof *out);
+  array_clear(&self->grown);
+  /* marks of the old states already listed as grown, one int per state */
+  HfInt32Array seen;
+  array_init(&seen);
+  if (!array_resize(&seen, (size_t)self->n_states)) return false;
+  memset(seen.contents, 0, (size_t)self->n_states * sizeof *seen.contents);
+  Array(uint64_t) bits;
+  array_init(&bits);
+  if (!array_resize(&bits, (size_t)w)) goto oom;
   const int32_t edge_bit = HF_CTX_EDGE(g->n_terminals);
   for (size_t i = 0; i < n_edges; i++) {
     int32_t a = edges[4 * i], t = edges[4 * i + 1], b = edges[4 * i + 2];
     if (t < 0) continue;
     uint64_t bit = UINT64_C(1) << (t % 64);
-    if (!hf_right__closure(self, b, true)) return false;
+    memset(bits.contents, 0, (size_t)w * sizeof *bits.contents);
+    bits.contents[t / 64] = bit;
+    if (!hf_right__closure(self, b, true)) goto oom;
     for (size_t k = 0; k < self->stack.size; k++)
-      in[(size_t)self->stack.contents[k] * (size_t)w + (size_t)(t / 64)] |= bit;
-    if (!hf_right__closure(self, a, false)) return false;
+      if (!hf_right__widen_in(self, self->stack.contents[k], old, bits.contents, &seen, 1))
+        goto oom;
+    /* a is new, and only new states reach a new state: OUT rows of old states stay */
+    if (!hf_right__closure(self, a, false)) goto oom;
     for (size_t k = 0; k < self->stack.size; k++)
       out[(size_t)self->stack.contents[k] * (size_t)w + (size_t)(t / 64)] |= bit;
   }
   uint64_t edge_mask = UINT64_C(1) << (edge_bit % 64);
   for (size_t i = 0; i < n_finals; i++) {
-    if (!hf_right__closure(self, finals[i], false)) return false;
+    if (!hf_right__closure(self, finals[i], false)) goto oom;
     for (size_t k = 0; k < self->stack.size; k++)
       out[(size_t)self->stack.contents[k] * (size_t)w + (size_t)(edge_bit / 64)] |= edge_mask;
   }
+  /* a new state that reaches old ones by ε is followed by what follows them */
+  for (int32_t s = old; s < self->n_states && old > 0; s++) {
+    if (!hf_right__closure(self, s, true)) goto oom;
+    for (size_t k = 0; k < self->stack.size; k++) {
+      int32_t u = self->stack.contents[k];
+      if (u >= old) continue;
+      for (int32_t j = 0; j < w; j++)
+        out[(size_t)s * (size_t)w + (size_t)j] |= out[(size_t)u * (size_t)w + (size_t)j];
+    }
+  }
   /* an entry follows whatever the left ends with: every terminal, or nothing */
+  memset(bits.contents, 0xff, (size_t)w * sizeof *bits.contents);
   for (size_t i = 0; i < n_entries; i++) {
-    if (!hf_right__closure(self, entries[i], true)) return false;
+    if (!hf_right__closure(self, entries[i], true)) goto oom;
     for (size_t k = 0; k < self->stack.size; k++)
-      memset(in + (size_t)self->stack.contents[k] * (size_t)w, 0xff, (size_t)w * sizeof *in);
+      if (!hf_right__widen_in(self, self->stack.contents[k], old, bits.contents, &seen, 1))
+        goto oom;
+  }
+  array_destroy(&bits);
+  array_destroy(&seen);
+  return true;
+oom:
+  array_destroy(&bits);
+  array_destroy(&seen);
+  return false;
+}
+
+/* Old states whose IN widened: their items go back on the agenda and their nullable items
+ * through the filter again, so the triples the narrower filter dropped are derived. */
+static bool hf_right__reseed(HfRight *self) {
+  const HfGrammar *g = self->grammar;
+  for (size_t i = 0; i < self->grown.size; i++) {
+    int32_t v = self->grown.contents[i];
+    for (int32_t id = self->from_head.contents[v]; id >= 0;
+         id = self->items.contents[id].next_from)
+      if (!array_push(&self->agenda, id)) return false;
+    if (!hf_right__closure(self, v, true)) return false;
+    for (size_t k = 0; k < g->nullable.size; k++)
+      for (size_t m = 0; m < self->stack.size; m++)
+        if (!hf_right__add(self, v, g->nullable.contents[k], self->stack.contents[m]))
+          return false;
   }
   return true;
 }
@@ -354,10 +464,10 @@ HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, si
     snprintf(self->error, sizeof self->error, "NULL array with a non-zero count");
     return HF_ERROR;
   }
-  if (self->filtered || (n_entries && old > 0)) {
+  bool first = old == 0 && self->version == 0;
+  if (n_entries && !first && !self->entered) {
     snprintf(self->error, sizeof self->error,
-             "a context built with entries (filtered) cannot grow, and one that grew cannot "
-             "take entries");
+             "a context first built without entries (unfiltered) cannot take entries");
     return HF_ERROR;
   }
   for (size_t i = 0; i < n_entries; i++) {
@@ -384,6 +494,13 @@ HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, si
                (int)finals[i]);
       return HF_ERROR;
     }
+    if (self->entered && finals[i] < old && !self->final_flag.contents[finals[i]]) {
+      /* it would widen OUT of old states, which the filter's growth does not redo */
+      snprintf(self->error, sizeof self->error,
+               "finals[%zu] = %d: a filtered context takes new finals among new states only",
+               i, (int)finals[i]);
+      return HF_ERROR;
+    }
   }
   uint64_t max_steps = limits && limits->max_steps ? limits->max_steps : HF_RIGHT_DEFAULT_STEPS;
   uint64_t max_items = limits && limits->max_items ? limits->max_items : HF_RIGHT_DEFAULT_ITEMS;
@@ -401,7 +518,6 @@ HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, si
     self->mark.contents[s] = 0;
   }
   self->n_states = n_states;
-  for (size_t i = 0; i < n_finals; i++) self->final_flag.contents[finals[i]] = 1;
   for (size_t i = 0; i < n_edges; i++) {
     if (edges[4 * i + 1] != -1) continue;
     if (!array_push(&self->eps_pairs, edges[4 * i]) ||
@@ -409,10 +525,29 @@ HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, si
       goto oom;
   }
   if (!hf_right__index_eps(self)) goto oom;
-  if (n_entries && g->ctx_words > 0) {
-    if (!hf_right__contexts(self, edges, n_edges, finals, n_finals, entries, n_entries))
+  /* A state that reaches a final by ε moves is final: the parser asks whether an exit's
+   * state ends R (an empty rest) by this flag alone.  Only new states can reach the new
+   * finals, and old finals are reached from new states only through their closures. */
+  for (size_t i = 0; i < n_finals; i++) {
+    if (!hf_right__closure(self, finals[i], false)) goto oom;
+    for (size_t k = 0; k < self->stack.size; k++)
+      self->final_flag.contents[self->stack.contents[k]] = 1;
+  }
+  for (int32_t s = old; s < n_states && old > 0; s++) {
+    if (self->final_flag.contents[s]) continue;
+    if (!hf_right__closure(self, s, true)) goto oom;
+    for (size_t k = 0; k < self->stack.size; k++)
+      if (self->final_flag.contents[self->stack.contents[k]]) self->final_flag.contents[s] = 1;
+  }
+  if (first && n_entries) self->entered = 1;
+  if (self->entered && g->ctx_words > 0) {
+    if (!hf_right__contexts(self, old, edges, n_edges, finals, n_finals, entries, n_entries))
       goto oom;
     self->filtered = 1;
+    if (!hf_right__reseed(self)) goto oom;
+    verdict = hf_right__saturate(self, max_steps, max_items);
+    if (verdict == HF_ERROR) goto oom;
+    if (verdict == HF_UNKNOWN) goto out_of_limits;
   }
 
   /* New states that reach old ones by ε start every item those start. */
@@ -454,6 +589,7 @@ HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, si
   }
   verdict = hf_right__saturate(self, max_steps, max_items);
   if (verdict == HF_ERROR) goto oom;
+out_of_limits:
   if (verdict == HF_UNKNOWN) {
     self->complete = 0;
     snprintf(self->error, sizeof self->error,

@@ -238,13 +238,16 @@ void hf_right_delete(HfRight *self);
  * added by this call (so the closure of the old states stays valid and is only extended);
  * edges may lead to any state.  Arrays are borrowed for the call.
  *
- * entries: the states where questions will enter R (n_entries may be 0).  With entries,
- * the closure keeps only triples (p, A, q) whose neighbours can surround A: PREC(A) meets
- * the labels that can come before p (every terminal at an entry, since the left may end
- * with anything) and FOLL(A) meets the labels after q (⊣ at a final), as the checker's
- * context filter does (exact for questions that enter at the entries; often several times
- * fewer triples).  Such a context is built by one call and cannot grow; entries are only
- * accepted on the first call.
+ * entries: the states where questions will enter R (n_entries may be 0).  With entries on
+ * the first call, the closure keeps only triples (p, A, q) whose neighbours can surround A:
+ * PREC(A) meets the labels that can come before p (every terminal at an entry, since the
+ * left may end with anything) and FOLL(A) meets the labels after q (⊣ at a final), as the
+ * checker's context filter does (exact for questions that enter at the entries of all
+ * calls so far; often several times fewer triples).  Such a filtered context grows like any
+ * other, and later calls may bring more entries, new states or old ones (an old state that
+ * becomes an entry, or that new edges reach with new labels, gets the triples the filter
+ * dropped there; its new finals must be new states).  A context first built without
+ * entries takes none later.
  *
  * Returns HF_YES when the closure is complete; HF_UNKNOWN when `limits` ran out first
  * (max_steps: combinations tried; max_items: triples kept, about 48 bytes each; defaults

@@ -130,6 +130,69 @@ static uint64_t check_witness(HfChecker *chk, const int32_t *edges, const int32_
   return weight;
 }
 
+/* A filtered right context grown in two blocks, with entries in both calls (some on old
+ * states), answers the parser's questions at its entries like the unfiltered context built
+ * in one call; a growth under tiny limits answers HF_UNKNOWN or the same. */
+static void right_growth_round(const HfGrammar *g, int32_t n, const int32_t *edges,
+                               int32_t n_edges, const int32_t *finals, int32_t n_finals,
+                               int32_t n_t, int32_t pad) {
+  static int32_t first[4 * MAX_EDGES], second[4 * MAX_EDGES], all[4 * MAX_EDGES];
+  int32_t split = pick(1, n), n1 = 0, n2 = 0, fin1[4], fin2[4], f1 = 0, f2 = 0;
+  for (int32_t i = 0; i < n_edges; i++) {
+    const int32_t *e = edges + 4 * i;
+    if (e[0] < split && e[2] < split) memcpy(first + 4 * n1++, e, 4 * sizeof *e);
+    else if (e[0] >= split) memcpy(second + 4 * n2++, e, 4 * sizeof *e);
+  }
+  memcpy(all, first, (size_t)n1 * 4 * sizeof *all);
+  memcpy(all + 4 * n1, second, (size_t)n2 * 4 * sizeof *all);
+  for (int32_t i = 0; i < n_finals; i++) {
+    if (finals[i] < split) fin1[f1++] = finals[i];
+    else fin2[f2++] = finals[i];
+  }
+  int32_t entries1[3] = {0, pick(0, split - 1), pick(0, split - 1)};
+  int32_t entries2[3] = {pick(0, n - 1), pick(0, n - 1), pick(split - 1, n - 1)};
+  HfRight *plain = hf_right_new(g), *grown = hf_right_new(g), *tight = hf_right_new(g);
+  HfParser *parser = hf_parser_new(g);
+  if (!plain || !grown || !tight || !parser) FAIL("right/parser_new failed");
+  HfLimits some = {200000, 200000}; /* big unfiltered closures: UNKNOWN, compared no more */
+  HfVerdict p = hf_right_add(plain, n, all, (size_t)(n1 + n2), finals, (size_t)n_finals,
+                             NULL, 0, &some);
+  HfVerdict g1 = hf_right_add(grown, split, first, (size_t)n1, fin1, (size_t)f1, entries1, 3,
+                              &some);
+  HfVerdict g2 = hf_right_add(grown, n, second, (size_t)n2, fin2, (size_t)f2, entries2, 3,
+                              &some);
+  if ((p != HF_YES && p != HF_UNKNOWN) || (g1 != HF_YES && g1 != HF_UNKNOWN) ||
+      (g2 != HF_YES && g2 != HF_UNKNOWN))
+    FAIL("right verdicts %d %d %d: %s", (int)p, (int)g1, (int)g2, hf_right_last_error(grown));
+  int compare = p == HF_YES && g1 == HF_YES && g2 == HF_YES;
+  HfLimits tiny = {(uint64_t)pick(1, 50), (uint64_t)pick(1, 50)};
+  HfVerdict t1 = hf_right_add(tight, split, first, (size_t)n1, fin1, (size_t)f1, entries1, 3,
+                              &tiny);
+  HfVerdict t2 = hf_right_add(tight, n, second, (size_t)n2, fin2, (size_t)f2, entries2, 3,
+                              &tiny);
+  if ((t1 != HF_YES && t1 != HF_UNKNOWN) || (t2 != HF_YES && t2 != HF_UNKNOWN))
+    FAIL("tight growth verdicts %d %d", (int)t1, (int)t2);
+  for (int k = 0; k < 6; k++) {
+    int32_t at = k < 3 ? entries1[k] : entries2[k - 3];
+    int32_t exits[3] = {0, rng() % 2 ? -1 : pick(0, n_t - 1) + pad, at};
+    HfVerdict want = hf_parser_query(parser, plain, 1, NULL, 0, exits, 1, NULL);
+    HfVerdict got = hf_parser_query(parser, grown, 1, NULL, 0, exits, 1, NULL);
+    HfVerdict lim = hf_parser_query(parser, tight, 1, NULL, 0, exits, 1, NULL);
+    if (!compare) continue;
+    if (want != got) FAIL("grown right answered %d, plain %d (entry %d)", (int)got, (int)want,
+                          (int)at);
+    if (lim != want && lim != HF_UNKNOWN) FAIL("tight right answered %d, plain %d", (int)lim,
+                                               (int)want);
+  }
+  hf_parser_forget(parser, plain);
+  hf_parser_forget(parser, grown);
+  hf_parser_forget(parser, tight);
+  hf_parser_delete(parser);
+  hf_right_delete(plain);
+  hf_right_delete(grown);
+  hf_right_delete(tight);
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 12345;
   int count = argc > 2 ? atoi(argv[2]) : 2000;
@@ -216,6 +279,7 @@ int main(int argc, char **argv) {
       }
       yes += best == HF_YES;
       no += best == HF_NO;
+      right_growth_round(g, n, edges, n_edges, finals, n_finals, n_t, pad);
 
       HfLimits tiny = {(uint64_t)pick(1, 50), (uint64_t)pick(1, 50)};
       HfVerdict limited = hf_checker_run(chk, n, edges, (size_t)n_edges, starts,

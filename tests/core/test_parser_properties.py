@@ -6,7 +6,8 @@ a right context R, be a sentence?" The same question is one emptiness check of t
 in test_core_properties.py) answers. Data: hypothesis-generated 2NF grammars (the same
 strategy as the checker's property tests), inputs of up to 4 terminals, junctions of 1-4
 states with ε edges, right contexts of 1-5 states with ε edges, and several exits. Also:
-growing R by blocks, and rolling the parser back, give the same answers.
+growing R by blocks (with the context filter too, entries coming with later blocks or
+falling on old states), and rolling the parser back, give the same answers.
 """
 
 from __future__ import annotations
@@ -70,10 +71,21 @@ def checker_verdict(ng, word, n_j, j_edges, n_r, r_edges, finals, exits) -> Core
 
 
 def right_context(ng, n_r, split, r_edges, finals, blocks: bool,
-                  entries: tuple[int, ...] = ()) -> NativeRight:
+                  entries: tuple[int, ...] = (), later: tuple[int, ...] = ()) -> NativeRight:
+    """R in one call or two blocks; `entries` turn the filter on (first call), `later`
+    entries come with the second block (or alone, after R in one call)."""
     right = NativeRight(ng)
-    if entries:  # one call, with the context filter on
+    if entries and blocks:
+        first = [e for e in r_edges if e[0] < split]
+        assert right.add(split, first, [f for f in finals if f < split],
+                         entries) is CoreVerdict.YES
+        rest = [e for e in r_edges if e[0] >= split]
+        assert right.add(n_r, rest, [f for f in finals if f >= split],
+                         later) is CoreVerdict.YES
+    elif entries:  # one call, with the context filter on
         assert right.add(n_r, r_edges, finals, entries) is CoreVerdict.YES
+        if later:
+            assert right.add(n_r, [], [], later) is CoreVerdict.YES
     elif blocks:
         first = [e for e in r_edges if e[0] < split]
         assert right.add(split, first, [f for f in finals if f < split]) is CoreVerdict.YES
@@ -105,6 +117,49 @@ def test_query_agrees_with_the_checker_on_the_whole_nfa(problem, build):
     got = parser.query(right, n_j, j_edges, flat_exits(exits))
     assert got is want
     assert parser.position == len(word)  # the question leaves the parser where it was
+
+
+@SETTINGS
+@given(problems(), st.sampled_from(["blocks", "entries later"]), st.data())
+def test_filtered_context_that_grows_answers_like_the_checker(problem, build, data):
+    """A filtered R that grows (a right context shared by the entries a hole's generation
+    reaches one after another): the first call enters at state 0 and at some exit targets,
+    the second brings the other targets, on old states or new ones; the answers are the
+    checker's, and a question asked between the calls stays answered right after them."""
+    g, word, n_j, j_edges, n_r, split, r_edges, finals, exits = problem
+    ng = native(g)
+    want = checker_verdict(ng, word, n_j, j_edges, n_r, r_edges, finals, exits)
+    parser = NativeParser(ng)
+    if parser.push(word) is CoreVerdict.NO:
+        assert want is CoreVerdict.NO
+        return
+    targets = sorted({r for _, _, r in exits})
+    limit = split if build == "blocks" else n_r
+    early = data.draw(st.sets(st.sampled_from(targets)), label="early entries")
+    first = tuple(sorted({0, *(r for r in early if r < limit)}))
+    later = tuple(r for r in targets if r not in first)
+    right = right_context(ng, n_r, split, r_edges, finals, build == "blocks", first, later)
+    assert parser.query(right, n_j, j_edges, flat_exits(exits)) is want
+
+
+@SETTINGS
+@given(problems(), st.integers(0, 4))
+def test_a_parser_asks_again_after_the_filtered_context_grew(problem, late):
+    """Tables the parser derived before a filtered R took a new entry are not reused."""
+    g, word, n_j, j_edges, n_r, split, r_edges, finals, exits = problem
+    ng = native(g)
+    parser = NativeParser(ng)
+    if parser.push(word) is CoreVerdict.NO:
+        return
+    late %= n_r
+    right = NativeRight(ng)
+    assert right.add(n_r, r_edges, finals, [0]) is CoreVerdict.YES
+    at_zero = [(a, lab, 0) for a, lab, _ in exits]
+    parser.query(right, n_j, j_edges, flat_exits(at_zero))
+    assert right.add(n_r, [], [], [late]) is CoreVerdict.YES
+    moved = [(a, lab, late) for a, lab, _ in exits]
+    want = checker_verdict(ng, word, n_j, j_edges, n_r, r_edges, finals, moved)
+    assert parser.query(right, n_j, j_edges, flat_exits(moved)) is want
 
 
 @SETTINGS
@@ -167,3 +222,37 @@ def test_one_parser_answers_each_new_right_context_like_a_fresh_parser(seq, forg
         if forget:
             parser.forget(right)
         del right
+
+
+def test_an_exit_into_a_state_that_reaches_a_final_by_epsilon_ends_the_sentence() -> None:
+    """R: state 1 -ε-> final 0. The input `a` then an exit into state 1 with nothing more is
+    the sentence `a` (S -> a); the right context marks state 1 final for the parser. Built
+    in one call, in blocks, and filtered with entries coming later."""
+    ng = NativeGrammar(1, 2, 1, [], [(1, 0)], [])
+    builds = [
+        lambda r: [r.add(2, [(1, -1, 0, 0)], [0])],
+        lambda r: [r.add(1, [], [0]), r.add(2, [(1, -1, 0, 0)], [])],
+        lambda r: [r.add(1, [], [0], [0]), r.add(2, [(1, -1, 0, 0)], [], [1])],
+    ]
+    for build in builds:
+        right = NativeRight(ng)
+        assert all(v is CoreVerdict.YES for v in build(right))
+        assert NativeParser(ng).query(right, 1, [], [0, 0, 1]) is CoreVerdict.YES
+
+
+def test_an_old_state_that_becomes_an_entry_gets_the_triples_the_filter_dropped() -> None:
+    """S -> a B, B -> b; R: 0 -c-> 1 -b-> 2 (final), entered at 0 first. Only `c` comes
+    before state 1, and B never follows `c`, so the filter drops (1, B, 2). When state 1
+    becomes an entry (the left may end with `a`), the growth must derive it again: `a`,
+    then R from state 1, is the sentence `a b`."""
+    a, b, c, s, big_b = 0, 1, 2, 3, 4
+    ng = NativeGrammar(3, 5, s, [(s, a, big_b)], [(big_b, b)], [])
+    right = NativeRight(ng)
+    assert right.add(3, [(0, c, 1, 0), (1, b, 2, 0)], [2], [0]) is CoreVerdict.YES
+    before = right.n_items
+    assert right.add(3, [], [], [1]) is CoreVerdict.YES
+    assert right.n_items > before
+    parser = NativeParser(ng)
+    assert parser.push([a]) is CoreVerdict.YES
+    assert parser.query(right, 1, [], [0, -1, 1]) is CoreVerdict.YES
+    assert parser.query(right, 1, [], [0, -1, 0]) is CoreVerdict.NO  # `a c b` is not one

@@ -32,6 +32,7 @@ def _targets() -> list[tuple[Any, str, str]]:
         (inc.LeftParse, "set_text", "left: lex + layout + Earley"),
         (inc.RightContext, "__init__", "right: lexer with holes (raw graph)"),
         (inc.RightContext, "_build", "right: product + closure (new entry)"),
+        (inc.RightContext, "_grow", "right: product + closure (new entry)"),
         (inc, "build_junction", "junction (without new entries)"),
         (inc.NativeParser, "query", "query (Up tables + exits)"),
         (Checker, "check", "classic check (fallback; window sweep)"),

@@ -43,6 +43,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from holefill.budget import Budget, BudgetExhausted
 from holefill.check.checker import Checker, Verdict
@@ -58,7 +59,14 @@ from holefill.lexing.holes import (
 )
 from holefill.lexing.left import LeftLexer, Lexeme
 
+if TYPE_CHECKING:
+    from holefill.lexing.python_layout import ProductSession
+
 log = logging.getLogger(__name__)
+
+# Entries of a right context share one product and closure (RightContext); False: one
+# context per entry, the reference path.
+SHARED_RIGHT = True
 
 # Work limits of the native parts (see holefill.h): past them a check falls back.
 RIGHT_MAX_ITEMS = 1_500_000
@@ -282,15 +290,20 @@ class RightContext:
     """What the hole and the fixed text after it accept (see the module docstring).
 
     `after`: the chunks after the hole (the last one windowed), `sites`: their anchor sites
-    numbered by chunk of `after`. Each entry (the raw place where the left enters and the
-    layout it enters with) gets its own native context: the product of the lexer with holes
-    from there (Python) or the raw graph (other languages), its closure filtered for
-    questions that enter there. A new entry never makes the parser recompute what it derived
-    for the others.
+    numbered by chunk of `after`. Entries (the raw place where the left enters and the
+    layout it enters with) share one native context: the product of the lexer with holes
+    (Python) or the raw graph (other languages), its closure filtered for questions that
+    enter at the entries so far. A new entry grows both: the product by the states its
+    layouts reach before they meet states of earlier entries, the closure by the triples of
+    the new states and those the filter now lets through (hf_right_add), so its cost is that
+    of what is new, not of the whole text after the hole. `shared=False` builds one context
+    per entry instead (each its own product and closure over the whole text: the reference
+    the shared one is tested against).
     """
 
     def __init__(self, terms: Terminals, grammar: object, after: Sequence[str],
-                 sites: Sequence[Site], limits: Limits, budget: Budget | None = None) -> None:
+                 sites: Sequence[Site], limits: Limits, budget: Budget | None = None,
+                 shared: bool = True) -> None:
         self.terms = terms
         self.limits = limits
         self.grammar = grammar
@@ -302,6 +315,14 @@ class RightContext:
         # what runs from the open lexeme do once they cross the hole, by the states they
         # cross with (holefill.lexing.holes.HoleLexer._run)
         self.crossings: dict = {}
+        self.shared = shared
+        self._native: NativeRight | None = None  # the shared context, once an entry is built
+        self._session: ProductSession | None = None
+        self._sent = (0, 0)  # states and edges of the NFA the shared context holds
+        self._raw_size = (0, 0)  # the raw graph's states and edges the product has read
+        self._failed: set[tuple[int, object]] = set()  # entries whose closure ran out
+        # shared contexts given up (a growth that failed halfway): the parser must forget them
+        self.retired: list[NativeRight] = []
 
     def entry(self, place: Place, key: object) -> tuple[NativeRight, int] | None:
         """The native context and state where the left enters at raw `place` with layout
@@ -309,8 +330,87 @@ class RightContext:
         raw_state = self.graph.state_of(place)
         k = (raw_state, key)
         if k not in self.entries:
-            self.entries[k] = self._build(raw_state, key)
+            if k in self._failed:
+                raise Fallback("the right context's closure ran out of its budget")
+            try:
+                self.entries[k] = (self._grow(raw_state, key) if self.shared
+                                   else self._build(raw_state, key))
+            except Fallback:
+                self._failed.add(k)
+                raise
         return self.entries[k]
+
+    def natives(self) -> list[NativeRight]:
+        """Every native context the entries use."""
+        got = {id(e[0]): e[0] for e in self.entries.values() if e is not None}
+        return list(got.values())
+
+    def _grow(self, raw_state: int, key: object) -> tuple[NativeRight, int] | None:
+        """The shared context grown by one entry (see the class docstring)."""
+        try:
+            got = self._grown(raw_state, key)
+        except BaseException:
+            self._retire()  # the product stopped halfway
+            raise
+        if got is None:
+            return None
+        n_states, edges, finals, start = got
+        self._add(n_states, edges, finals, [start])
+        return self._native, start  # type: ignore[return-value]
+
+    def _grown(self, raw_state: int, key: object) -> tuple[int, object, list[int], int] | None:
+        """What the shared context takes for a new entry: its states, the new edges, the new
+        finals and the entry's state (None: the entry leads nowhere). The raw graph may have
+        grown since the last entry (`entry` expands a new place): its new states and edges
+        join the product's reading, or, without layout, the context itself."""
+        layout = self.terms.layout
+        had_states, had_edges = self._sent
+        if layout is None:
+            nfa = self.graph.nfa()
+            self._sent = (nfa.n_states, nfa.n_edges)
+            finals = [f for f in nfa.finals if f >= had_states]
+            return nfa.n_states, nfa.edges[4 * had_edges:], finals, raw_state
+        if self._session is None:
+            self._session = layout.product_session(self.chunks, self.graph.nfa(),
+                                                   self.terms.unit)
+        elif self._raw_size != self._graph_size():
+            layout.refresh(self._session, self.graph.nfa())
+        self._raw_size = self._graph_size()
+        starts = layout.extend(self._session, [(raw_state, key)], self.graph.budget)
+        self.terms.steps |= layout._steps
+        if not starts:
+            return None
+        prod = self._session.prod
+        self._sent = (prod.n_states, len(prod.edges) // 4)
+        finals = [self._session.final] if had_states == 0 else []
+        return prod.n_states, prod.edges[4 * had_edges:], finals, starts[0]
+
+    def _graph_size(self) -> tuple[int, int]:
+        return len(self.graph.b.state_of), len(self.graph.b.edges)
+
+    def _add(self, n_states: int, edges: object, finals: list[int], entries: list[int]) -> None:
+        """Grows the shared closure; a closure that runs out retires the context (its
+        triples are incomplete for every entry) and marks the entry as failed."""
+        if self._native is None:
+            self._native = NativeRight(self.grammar)  # type: ignore[arg-type]
+        try:
+            verdict = self._native.add(n_states, edges, finals, entries,
+                                       max_steps=self.limits.right_steps,
+                                       max_items=RIGHT_MAX_ITEMS)
+        except BaseException:
+            self._retire()
+            raise
+        if verdict is not CoreVerdict.YES:
+            self._retire()
+            raise Fallback("the right context's closure ran out of its budget")
+
+    def _retire(self) -> None:
+        """Gives up the shared context after a growth that failed halfway (its product or
+        its closure is incomplete): the entries built so far are built again when asked."""
+        if self._native is not None:
+            self.retired.append(self._native)
+        self._native, self._session, self._sent, self._raw_size = None, None, (0, 0), (0, 0)
+        self.entries.clear()
 
     def _build(self, raw_state: int, key: object) -> tuple[NativeRight, int] | None:
         """The native context of one entry: the product from it (Python) or the raw graph
@@ -473,9 +573,12 @@ class IncrementalCheck:
     """
 
     def __init__(self, checker: Checker, left_start: int, tail: int, suffix: str,
-                 unit: int | None, max_steps: int = PARSER_MAX_STEPS) -> None:
+                 unit: int | None, max_steps: int = PARSER_MAX_STEPS,
+                 shared: bool | None = None) -> None:
         """`max_steps`: the work budget per check of the native parts (each stops at its
-        own default if that is lower); past it a check falls back."""
+        own default if that is lower); past it a check falls back. `shared`: one right
+        context grown by entry or one per entry (RightContext); None: SHARED_RIGHT."""
+        self.shared = SHARED_RIGHT if shared is None else shared
         self.checker = checker
         self.limits = Limits(min(max_steps, PARSER_MAX_STEPS), min(max_steps, RIGHT_MAX_STEPS))
         self.left_start, self.tail, self.suffix = left_start, tail, suffix
@@ -505,6 +608,8 @@ class IncrementalCheck:
             return Verdict.UNKNOWN
         finally:
             self.budget = None
+            for right in self.rights.values():
+                self._forget_retired(right)
 
     def _verdict(self, chunks: list[str], sites: Sequence[Site]) -> Verdict:
         last = chunks[-1]
@@ -549,7 +654,7 @@ class IncrementalCheck:
             if len(self.rights) >= 8:
                 self._drop(self.rights.pop(next(iter(self.rights))))
             got = self.rights[key] = RightContext(self.terms, self.grammar, after, sites,
-                                                  self.limits, self.budget)
+                                                  self.limits, self.budget, self.shared)
         return got
 
     def _strict_mode_off(self) -> None:
@@ -565,6 +670,10 @@ class IncrementalCheck:
 
     def _drop(self, right: RightContext) -> None:
         """The parser forgets an evicted right context, so its native parts can be freed."""
-        for entry in right.entries.values():
-            if entry is not None:
-                self.left.parser.forget(entry[0])
+        for native in right.natives():
+            self.left.parser.forget(native)
+        self._forget_retired(right)
+
+    def _forget_retired(self, right: RightContext) -> None:
+        while right.retired:
+            self.left.parser.forget(right.retired.pop())

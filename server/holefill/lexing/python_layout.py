@@ -353,6 +353,25 @@ class _Product:
         self.raw_edge.append(raw)
 
 
+@dataclass
+class ProductSession:
+    """A product under construction that grows by entries (PythonLayoutLexer.extend): the
+    text, its raw NFA and what the product reads of them, and the states made so far."""
+
+    chunks: list[str]
+    raw: LexemeNFA
+    unit: int | None
+    prod: _Product
+    closers_ahead: dict[int, int]
+    out_edges: dict[int, list[int]]
+    hole_raw: set[int]
+    final_raw: set[int]
+    final: int
+    lead: list[int]
+    blank_first: list[bool]
+    ids: dict[tuple[int, object], int] = field(default_factory=dict)
+
+
 _NO_SPAN = (Place(), Place())
 DEAD = -1  # a product state that cannot reach the end (no edge is added towards it)
 
@@ -599,14 +618,72 @@ class PythonLayoutLexer:
         """The product of `raw` with the layout rules, from the file's start, or from
         `entries` (raw state, layout key) when given (the text after a hole, from the hole
         or from a place a lexeme begun before it reaches)."""
+        session = self.product_session(chunks, raw, unit, budget)
+        starts = self.extend(session, entries)
+        prod = session.prod
+        return LexemeNFA(
+            n_states=prod.n_states,
+            edges=prod.edges,
+            starts=starts,
+            finals=[session.final],
+            kinds=prod.kinds,
+            terms=prod.terms,
+            spans=prod.spans,
+            hole_states=[],
+            raw=raw,
+            raw_edge=prod.raw_edge,
+            state_info={s: key[1] for key, s in session.ids.items()
+                        if key[0] not in session.hole_raw},
+        )
+
+    def product_session(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None,
+                        budget: Budget | None = None) -> ProductSession:
+        """An empty product of `raw` with the layout rules, which `extend` grows from entry
+        after entry: states (raw state, layout) reached from an earlier entry are shared, so
+        a new entry adds only the states its layouts lead to before they meet old ones."""
+        out_edges: dict[int, list[int]] = {}
+        for e in range(raw.n_edges):
+            out_edges.setdefault(raw.edges[4 * e], []).append(e)
+        prod = _Product(budget)
+        return ProductSession(
+            chunks=list(chunks), raw=raw, unit=unit, prod=prod,
+            closers_ahead=self._closers_ahead(raw, len(chunks) - 1),
+            out_edges=out_edges, hole_raw=set(raw.hole_states), final_raw=set(raw.finals),
+            final=prod.new_state(),
+            # The width of the first line of each chunk when it begins with whitespace and a
+            # token (a line the hole may have begun): a hole that ends at a line start must
+            # reach at least that width with its own indentation.
+            lead=[indent_width(m.group(1)) if (m := _LEAD.match(c)) else 0 for c in chunks],
+            blank_first=[_BLANK_FIRST.match(c) is not None for c in chunks])
+
+    def refresh(self, session: ProductSession, raw: LexemeNFA) -> None:
+        """Takes a later snapshot of the session's raw graph (holefill.lexing.holes.RawGraph:
+        states and edges only get added, new edges leave new states), so that entries at its
+        new places find their lexemes. What the product read of the old states stays true:
+        their edges, and so the brackets the text after them can close, are the same."""
+        old = session.raw
+        if raw.n_states == old.n_states and raw.n_edges == old.n_edges:
+            return
+        for e in range(old.n_edges, raw.n_edges):
+            session.out_edges.setdefault(raw.edges[4 * e], []).append(e)
+        session.raw = raw
+        session.closers_ahead = self._closers_ahead(raw, len(session.chunks) - 1)
+        session.final_raw = set(raw.finals)
+
+    def extend(self, session: ProductSession, entries: Sequence[tuple[int, object]] | None,
+               budget: Budget | None = None) -> list[int]:
+        """Grows the product from `entries` (raw state, layout key), or from the file's start
+        (None); returns their product states (those that can reach the end). Every edge it
+        adds leaves a state it added. `_steps` holds the indentation steps of this call's
+        fixed text. An exception (the budget) leaves the session unusable."""
         self._steps = set()
         # One product's answers of `_token` (layouts repeat along fixed text; unit is fixed).
         self._token_memo = {}
-        prod = _Product(budget)
-        ids: dict[tuple[int, object], int] = {}
+        chunks, raw, unit, prod = session.chunks, session.raw, session.unit, session.prod
+        if budget is not None:
+            prod.budget = budget
+        ids, closers_ahead = session.ids, session.closers_ahead
         todo: list[tuple[int, object]] = []
-
-        closers_ahead = self._closers_ahead(raw, len(chunks) - 1)
 
         def state(rs: int, lay: object) -> int:
             """The product state (rs, lay); DEAD when the text after the last hole cannot
@@ -622,12 +699,8 @@ class PythonLayoutLexer:
                 todo.append(key)
             return s
 
-        out_edges: dict[int, list[int]] = {}
-        for e in range(raw.n_edges):
-            out_edges.setdefault(raw.edges[4 * e], []).append(e)
-        hole_raw = set(raw.hole_states)
-        final_raw = set(raw.finals)
-        final = prod.new_state()
+        out_edges, hole_raw, final_raw = session.out_edges, session.hole_raw, session.final_raw
+        final = session.final
 
         def emit(src: int, toks: list, dst: int, first: tuple[int, int, int] | None) -> None:
             """Edges src -> ... -> dst labelled `toks`; `first` = (term, weight, raw edge) of
@@ -670,12 +743,7 @@ class PythonLayoutLexer:
             indentation in the text before it."""
             return state(rt, open_key(stack, carried))
 
-        # The width of the first line of each chunk when it begins with whitespace and a
-        # token (a line the hole may have begun): a hole that ends at a line start must reach
-        # at least that width with its own indentation.
-        lead = [indent_width(m.group(1)) if (m := _LEAD.match(c)) else 0 for c in chunks]
-        blank_first = [_BLANK_FIRST.match(c) is not None for c in chunks]
-
+        lead, blank_first = session.lead, session.blank_first
         while todo:
             rs, lay = todo.pop()
             src = ids[(rs, lay)]
@@ -801,19 +869,7 @@ class PythonLayoutLexer:
                                                        chunks, unit, to_hole):
                     emit(src, toks, state(rt, key), (label if own else EPSILON, weight, e))
 
-        return LexemeNFA(
-            n_states=prod.n_states,
-            edges=prod.edges,
-            starts=starts,
-            finals=[final],
-            kinds=prod.kinds,
-            terms=prod.terms,
-            spans=prod.spans,
-            hole_states=[],
-            raw=raw,
-            raw_edge=prod.raw_edge,
-            state_info={s: key[1] for key, s in ids.items() if key[0] not in hole_raw},
-        )
+        return starts
 
 
 def _nl_break_width(tail: str) -> int | None:
