@@ -44,6 +44,7 @@ describe('settings -> initialization options', () => {
       inlineWitness: true,
       template: null,
       fimFormat: null,
+      remoteTimeout: 20,
     });
   });
 
