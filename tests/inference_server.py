@@ -57,7 +57,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-START_TIMEOUT_S = 120.0
+from holefill.decode.llama_server import kill_server, start_server, stop_server
+
 FAULTS = ("500", "503", "garbage", "no-logprobs", "drop", "hang")
 HANG_MAX_S = 120.0  # a hanging answer gives up by itself: no thread outlives a test by long
 END_TOKENS = ("<|endoftext|>", "<file_sep>", "<|file_sep|>", "<|im_end|>")
@@ -91,36 +92,16 @@ class InferenceServer:
                "--token-delay-s", str(self.token_delay_s)]
         env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
                "PYTHONUNBUFFERED": "1"}
-        with open(self.log, "ab") as out:
-            self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the inference server exited with "
-                                   f"{self.process.returncode}; see {self.log}")
-            try:
-                with urllib.request.urlopen(self.url + "/models", timeout=2) as resp:
-                    json.load(resp)
-                return self
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"the inference server did not answer within {START_TIMEOUT_S:g} s")
+        self.process = start_server(cmd, env, self.log, self.url + "/models",
+                                    "the inference server")
+        return self
 
     def kill(self) -> None:
         """SIGKILL, as a crash or an out-of-memory kill ends a server."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
+        kill_server(self.process)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
+        stop_server(self.process)
 
     def control(self, fault: str | None = None, *, paths: list[str] | None = None,
                 token_delay_s: float | None = None) -> None:

@@ -58,44 +58,56 @@ class LlamaServer:
                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
                "--n_threads_batch", str(self.threads), "--logits_all", "true",
                "--verbose", "false"]
-        out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         env = {**os.environ, "OMP_NUM_THREADS": str(self.threads)}
-        self.process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-        if out is not subprocess.DEVNULL:
-            out.close()  # type: ignore[union-attr]
-        self._wait_ready()
+        self.process = start_server(cmd, env, self.log, self.url + "/models", "llama_cpp.server")
         return self
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}"
-                                   + (f"; see {self.log}" if self.log else ""))
-            try:
-                with urllib.request.urlopen(self.url + "/models", timeout=2) as resp:
-                    json.load(resp)
-                    return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"llama_cpp.server did not answer within {START_TIMEOUT_S:g} s")
 
     def kill(self) -> None:
         """SIGKILL, as a crash or an out-of-memory kill would end it."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
+        kill_server(self.process)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
+        stop_server(self.process)
+
+
+def start_server(cmd: list[str], env: dict[str, str], log: Path | None, ready_url: str,
+                 name: str) -> subprocess.Popen[bytes]:
+    """Start a local server process (output appended to `log`) and wait, bounded, until
+    `ready_url` answers with JSON; stop it and raise when it exits or does not answer."""
+    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+    process = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    if out is not subprocess.DEVNULL:
+        out.close()  # type: ignore[union-attr]
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {process.returncode}"
+                               + (f"; see {log}" if log else ""))
+        try:
+            with urllib.request.urlopen(ready_url, timeout=2) as resp:
+                json.load(resp)
+                return process
+        except OSError:
+            time.sleep(0.1)
+    stop_server(process)
+    raise RuntimeError(f"{name} did not answer within {START_TIMEOUT_S:g} s")
+
+
+def kill_server(process: subprocess.Popen[bytes] | None) -> None:
+    if process is not None and process.poll() is None:
+        process.kill()
+        process.wait(timeout=30)
+
+
+def stop_server(process: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM, then SIGKILL after 15 s."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
 
 
 @contextlib.contextmanager
