@@ -368,12 +368,11 @@ def _c_run(language: str, src: _Source, body: Any, kind: str, p: int,
 def _tops_from(src: _Source, p: int) -> Iterator[Any]:
     """The top-level nodes from the one that holds or follows position p on."""
     b = src.byte(p)
-    if b >= src.root.end_byte:  # (tree-sitter crashes on a child past the end)
-        return
-    node = src.root.first_child_for_byte(b)
-    while node is not None:
-        yield node
-        node = node.next_sibling
+    # Not `first_child_for_byte`: it crashed the process on real C headers (a segfault in the
+    # node it returned), past the end and also inside the text.
+    for node in src.root.children:
+        if node.end_byte > b:
+            yield node
 
 
 def _c_bodies(language: str, src: _Source, nodes: Iterable[Any], p: int, e: int,
