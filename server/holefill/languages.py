@@ -36,8 +36,8 @@ def _generic_lexer(compiled: CompiledGrammar) -> PartialLexer:
 # holes), and MACRO_NAME opens the macro forms (`A0 (x) { ... }`) that only a macro definition
 # makes valid. Witnesses pay this much extra per such lexeme written in a hole (or read from
 # fixed text right after one: a macro word costs more than going on with the directive line
-# that the hole ended early). Comments are
-# not surcharged: a hole inside a comment (a license header) is best filled by staying in it.
+# that the hole ended early). Comments are not surcharged: a hole inside a comment (a license
+# header) is best filled by staying in it.
 C_FAMILY_WITNESS_SURCHARGE: dict[str, int] = {
     "PP_FIRST": 4, "PP_IF_FIRST": 4, "PP_LINE": 4, "PP_IF": 4, "PP_ELSE": 4, "PP_ENDIF": 4,
     "PP_EXTERN_C": 8, "PP_EXTERN_C_FIRST": 8, "PP_EXTERN_C_END": 8, "STRING": 3,
