@@ -14,8 +14,11 @@ prepares the request, is reported apart), the classic windowed check per token, 
 naive baseline of re-parsing the whole file with `ast.parse` per token. The stage profile
 says where the engine's time goes. `--right` runs the engine with the right context shared by
 entries (the default) and/or one context per entry (the reference), each on the same cuts.
-Every answer should be YES (the removed text completes
-each state); anything else is counted.
+`--split` checks each token against the piece of text between the open holes around its hole
+(holefill.check.focus, the default) and/or against the whole segment, on the same cuts.
+Per-token times are what the decoding loop pays (Constraint.verdict: the engine, or the
+classic check where the engine falls back; `fallbacks` counts those). Every answer should be
+YES (the removed text completes each state); anything else is counted.
 """
 
 from __future__ import annotations
@@ -46,21 +49,23 @@ def cuts_of(text: str, holes: int, n: int, seed: int, checker: Checker) -> list:
 
 
 def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool,
-        rights: tuple[str, ...] = ("shared",)) -> None:
+        rights: tuple[str, ...] = ("shared",), splits: tuple[str, ...] = ("on",)) -> None:
     checker = Checker.for_language("python")
     split = token_splitter(default_model_path() / "tokenizer.json")
-    settings = DecodeSettings()
-    print("| lines | holes | right | segments | engine prep med | engine per token med / p90 / "
-          "p99 / max | classic med / p90 | ast.parse whole file | answers |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| lines | holes | right | split | segments | prep med | per token med / p90 / "
+          "p99 / max | fallbacks | classic med / p90 | ast.parse whole file | answers |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     stages = Stages()
     with stages:
         for size in sizes:
             text = build_file(size, 0)
             lines = text.count("\n")
-            for holes, right in [(h, r) for h in holes_list for r in rights]:
+            for holes, right, on in [(h, r, o) for h in holes_list for r in rights
+                                     for o in splits]:
                 incremental.SHARED_RIGHT = right == "shared"
+                settings = DecodeSettings(split_at_holes=on == "on")
                 prep, step, cls, parse, segments = [], [], [], [], []
+                fallbacks = 0
                 answers: Counter[str] = Counter()
                 for c in cuts_of(text, holes, n_cuts, 0, checker):
                     chunks = list(c.chunks)
@@ -68,21 +73,21 @@ def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool,
                     with stages.phase("prep"):
                         parts = request_checks(checker, chunks, settings)
                         # the request's first check: every segment (the other holes' included)
-                        for seg, constraint in parts[1:]:
+                        for seg, constraint in parts:
                             constraint.verdict(list(seg.chunks), list(seg.sites))
+                    prep.append((time.perf_counter() - t0) * 1e3)
                     seg, constraint = parts[0]
-                    engine, window, sites = constraint.engine, constraint.window, seg.sites
-                    setup = (time.perf_counter() - t0) * 1e3
+                    window, sites = constraint.window, list(seg.sites)
+                    before = constraint.classic
                     segments.append(len(parts))
                     middle = c.middles[0]
                     for k, end in enumerate(split(middle)):
                         state = [seg.chunks[0] + middle[:end], *seg.chunks[1:]]
                         t0 = time.perf_counter()
-                        with stages.phase("prep" if k == 0 else "token"):
-                            got = engine.verdict(state, sites)
-                        ms = (time.perf_counter() - t0) * 1e3
-                        (prep if k == 0 else step).append(ms + (setup if k == 0 else 0))
-                        answers[got.value if got is not None else "fallback"] += 1
+                        with stages.phase("token"):
+                            got = constraint.verdict(state, sites, True, (0, 1))
+                        step.append((time.perf_counter() - t0) * 1e3)
+                        answers[got.value] += 1
                         if classic and k % 2 == 0:
                             t0 = time.perf_counter()
                             checker.check(window.apply(state),
@@ -100,13 +105,14 @@ def run(sizes: list[int], n_cuts: int, holes_list: list[int], classic: bool,
                                 warnings.simplefilter("ignore")
                                 ast.parse(filled)
                             parse.append((time.perf_counter() - t0) * 1e3)
-                print(f"| {lines} | {holes} | {right} | {statistics.mean(segments):.1f} | "
+                    fallbacks += constraint.classic - before
+                print(f"| {lines} | {holes} | {right} | {on} | {statistics.mean(segments):.1f} | "
                       f"{statistics.median(prep):.1f} | "
                       f"{statistics.median(step):.3f} / {pct(step, .9):.2f} / "
-                      f"{pct(step, .99):.1f} / {max(step):.1f} | "
+                      f"{pct(step, .99):.1f} / {max(step):.1f} | {fallbacks} | "
                       + (f"{statistics.median(cls):.1f} / {pct(cls, .9):.1f}" if cls else "-")
                       + f" | {statistics.median(parse):.2f} | {dict(answers)} |", flush=True)
-    print("\nwhere the engine's time went (all sizes; prep: the first check of a request):")
+    print("\nwhere the time went (all sizes; prep: the request's first check of every part):")
     print("\n".join(stages.lines()))
 
 
@@ -118,9 +124,13 @@ def main() -> None:
     ap.add_argument("--no-classic", action="store_true", help="skip the classic check")
     ap.add_argument("--right", nargs="+", choices=["shared", "per-entry"], default=["shared"],
                     help="right contexts shared by entries and/or one per entry (reference)")
+    ap.add_argument("--split", nargs="+", choices=["on", "off"], default=["on"],
+                    help="check the piece between the open holes around the hole (on) and/or "
+                         "the whole segment (off)")
     args = ap.parse_args()
     try:
-        run(args.sizes, args.cuts, args.holes, not args.no_classic, tuple(args.right))
+        run(args.sizes, args.cuts, args.holes, not args.no_classic, tuple(args.right),
+            tuple(args.split))
     finally:
         incremental.SHARED_RIGHT = True
 

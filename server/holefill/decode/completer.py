@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from holefill.check.checker import DEFAULT_MAX_STEPS, Verdict
+from holefill.check.focus import SPLITTABLE
 from holefill.check.incremental import IncrementalCheck
 from holefill.check.segments import Segment
 from holefill.check.window import Window
@@ -262,10 +263,13 @@ def segment_constraint(checker: Any, part: Sequence[str], window: Window,
                        engine_for: Callable[..., IncrementalCheck] = make_engine) -> Constraint:
     """The constraint of one segment: its window and, with ``settings.incremental``, its
     engine."""
-    engine = (engine_for(checker, part, window, settings.max_check_steps)
-              if settings.incremental else None)
+    def engine_of(chunks: Sequence[str], window: Window) -> IncrementalCheck | None:
+        return (engine_for(checker, chunks, window, settings.max_check_steps)
+                if settings.incremental else None)
+
+    split = settings.split_at_holes and checker.language in SPLITTABLE
     return Constraint(checker, window, settings.max_check_steps, cancel, settings.anchored,
-                      engine)
+                      engine_of(part, window), split, engine_of)
 
 
 def _as_callable(cancel: CancelSignal) -> Callable[[], bool] | None:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from holefill.budget import Budget
 from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
+from holefill.check.focus import Focus, focus
 from holefill.check.incremental import IncrementalCheck
-from holefill.check.window import Window
+from holefill.check.window import Window, find_window
 from holefill.errors import HolefillError
 from holefill.lexing.anchors import Anchors, Site
 
@@ -78,6 +79,9 @@ class DecodeSettings:
     # check each hole against its segment of a Python document only (top-level definitions
     # between holes split it, holefill.check.segments); False: against the whole window
     segmented: bool = True
+    # check each token against the fixed text between the open holes around its hole only
+    # (holefill.check.focus: exact for Python, C and C++); False: up to the segment's end
+    split_at_holes: bool = True
     # stop at a blank line after a complete statement (where closing is allowed): a
     # multi-line suggestion at a line end ends with the block of code it wrote
     stop_at_blank_line: bool = False
@@ -127,18 +131,29 @@ class Constraint:
 
     Every check keeps the reading of the user's fixed text: the anchors are those of the
     document as the request found it (generated text is hole content, so it must not move
-    them), passed as sites with each check (`HoleState` keeps them where its text is)."""
+    them), passed as sites with each check (`HoleState` keeps them where its text is).
+
+    With `split` (languages where an open hole splits the document, holefill.check.focus), a
+    check that says which chunks lie next to the hole being filled (`around`) looks at that
+    piece only, between the open holes around it, with a window and an engine of its own
+    (`engine_for(piece chunks, window)`); the request's first check, on the whole document,
+    answers for the other pieces, which do not change while this hole is filled."""
 
     def __init__(self, checker: Checker, window: Window, max_steps: int,
                  cancel: Callable[[], bool] | None, anchored: bool = True,
-                 engine: IncrementalCheck | None = None) -> None:
+                 engine: IncrementalCheck | None = None, split: bool = False,
+                 engine_for: Callable[[list[str], Window], IncrementalCheck | None] | None = None,
+                 ) -> None:
         self.checker, self.window, self.max_steps, self.cancel = checker, window, max_steps, cancel
         self.anchored = anchored
         self.engine = engine  # the incremental engine, for checks of the first open hole
+        self.split, self.engine_for = split, engine_for
         self.times_ms: list[float] = []
         self.classic = 0  # checks the engine left to the classic check
         self.skipped = 0  # checks answered UNKNOWN at once (GIVE_UP_AFTER)
         self._unknowns: dict[int, int] = {}  # UNKNOWNs in a row, by number of chunks
+        self._windows: dict[tuple[int, int, int], Window] = {}  # by (chunks, lo, hi)
+        self._engines: dict[int, IncrementalCheck | None] = {}  # pieces from the start
 
     def sites_of(self, chunks: list[str]) -> list[Site]:
         """The anchor sites of the request's document (before any filling): one per chunk
@@ -147,37 +162,90 @@ class Constraint:
             return []
         return list(self.checker.anchors(self.window.apply(chunks)).sites)
 
-    def _anchors(self, chunks: list[str], sites: Sequence[Site]) -> Anchors:
-        return self.window.map_anchors(Anchors(tuple(sites)), chunks)
-
-    def verdict(self, chunks: list[str], sites: Sequence[Site],
-                incremental: bool = True) -> Verdict:
-        """`incremental`: the hole being filled is the first open one (the engine's case)."""
+    def verdict(self, chunks: list[str], sites: Sequence[Site], incremental: bool = True,
+                around: tuple[int, int] | None = None) -> Verdict:
+        """`incremental`: the hole being filled is the first open one (the engine's case).
+        `around`: the chunks lo..hi next to the hole being filled (lo, lo + 1 while it is
+        open; lo, lo once it closed in chunk lo), or None to check the whole document."""
         n = len(chunks)
         if self._unknowns.get(n, 0) >= GIVE_UP_AFTER:
             self.skipped += 1
             return Verdict.UNKNOWN
         t0 = time.perf_counter()
-        got = self._verdict(chunks, sites, incremental)
+        if around is None and self.split and n >= 3:
+            got = self._by_pieces(chunks, sites)
+        else:
+            got = self._piece_verdict(chunks, sites, incremental, around)
         self.times_ms.append((time.perf_counter() - t0) * 1e3)
         self._unknowns[n] = self._unknowns.get(n, 0) + 1 if got is Verdict.UNKNOWN else 0
         return got
 
-    def _verdict(self, chunks: list[str], sites: Sequence[Site], incremental: bool) -> Verdict:
-        if self.engine is not None and incremental:
-            got = self.engine.verdict(chunks, sites, Budget(self.max_steps, None, self.cancel))
+    def _piece_verdict(self, chunks: list[str], sites: Sequence[Site], incremental: bool,
+                       around: tuple[int, int] | None) -> Verdict:
+        piece = self._piece(chunks, sites, around)
+        if piece is None:
+            return self._verdict(chunks, sites, self.window, self.engine if incremental else None)
+        window, engine = self._view(len(chunks), piece)
+        return self._verdict(piece.chunks, piece.sites, window, engine)
+
+    def _by_pieces(self, chunks: list[str], sites: Sequence[Site]) -> Verdict:
+        """The whole text as the conjunction of its pieces (holefill.check.focus): the first
+        hole's piece (whose engine its tokens then reuse) and each later chunk between its
+        holes; NO as soon as one piece is NO, UNKNOWN if one is and none is NO."""
+        got = self._piece_verdict(chunks, sites, True, (0, 1))
+        for j in range(2, len(chunks)):
+            if got is Verdict.NO:
+                break
+            one = self._piece_verdict(chunks, sites, False, (j, j))
+            got = one if one is not Verdict.YES else got
+        return got
+
+    def _piece(self, chunks: list[str], sites: Sequence[Site],
+               around: tuple[int, int] | None) -> Focus | None:
+        if around is None or not self.split or len(chunks) < 3:
+            return None
+        piece = focus(chunks, sites, *around)
+        return piece if len(piece.chunks) < len(chunks) else None
+
+    def _view(self, n: int, piece: Focus) -> tuple[Window, IncrementalCheck | None]:
+        """The window and engine of a piece (found at its first check, like the request's);
+        only a piece that starts with the document's first chunk has an engine."""
+        key = (n, piece.lo, piece.hi)
+        window = self._windows.get(key)
+        if window is None:
+            window = self._windows[key] = find_window(self.checker.language, piece.chunks)
+        if piece.shift or self.engine_for is None:
+            return window, None
+        if n not in self._engines:
+            for old in [m for m in self._engines if m > n]:  # holes before closed: moved on
+                del self._engines[old]
+            self._engines[n] = self.engine_for(piece.chunks, window)
+        return window, self._engines[n]
+
+    def _verdict(self, chunks: list[str], sites: Sequence[Site], window: Window,
+                 engine: IncrementalCheck | None) -> Verdict:
+        if engine is not None:
+            got = engine.verdict(chunks, sites, Budget(self.max_steps, None, self.cancel))
             if got is not None and got is not Verdict.UNKNOWN:
                 return got
             self.classic += 1
-        return self.checker.check(self.window.apply(chunks), max_steps=self.max_steps,
-                                  cancel=self.cancel, anchors=self._anchors(chunks, sites)).verdict
+        anchors = window.map_anchors(Anchors(tuple(sites)), chunks)
+        return self.checker.check(window.apply(chunks), max_steps=self.max_steps,
+                                  cancel=self.cancel, anchors=anchors).verdict
 
     def witness(self, chunks: list[str], sites: Sequence[Site], hole: int) -> str | None:
         """A verified shortest filling of hole number ``hole`` of ``chunks``, or None. When
         the window's `class _:` head cannot take the text typed so far (an `else:` after a
         dedent, which the engine allows), the window that starts where the engine's left
-        starts is tried too (exact at its head, slower: its left is longer)."""
-        for window in self._witness_windows():
+        starts is tried too (exact at its head, slower: its left is longer). With `split`,
+        only the piece around the hole is completed (the rest is completable, see the class
+        docstring)."""
+        view = self.window, self.engine
+        piece = self._piece(chunks, sites, (hole, hole + 1))
+        if piece is not None:
+            view = self._view(len(chunks), piece)
+            chunks, sites, hole = piece.chunks, piece.sites, hole - piece.lo + piece.shift
+        for window in self._witness_windows(*view):
             t0 = time.perf_counter()
             res = self.checker.check(window.apply(chunks), want_witness=True,
                                      max_steps=self.max_steps, cancel=self.cancel,
@@ -187,11 +255,12 @@ class Constraint:
                 return res.fills[hole]
         return None
 
-    def _witness_windows(self) -> list[Window]:
-        out = [self.window]
-        if self.engine is not None:
-            plain = Window(self.engine.left_start, self.window.tail, "", self.window.suffix)
-            if plain != self.window:
+    @staticmethod
+    def _witness_windows(window: Window, engine: IncrementalCheck | None) -> list[Window]:
+        out = [window]
+        if engine is not None:
+            plain = Window(engine.left_start, window.tail, "", window.suffix)
+            if plain != window:
                 out.append(plain)
         return out
 
@@ -211,6 +280,18 @@ class HoleState:
 
     def open(self, text: str) -> list[str]:
         return [*self.left[:-1], self.left[-1] + text, *self.after]
+
+    @property
+    def around(self) -> tuple[int, int]:
+        """The chunks of `open` next to this hole (holefill.check.focus)."""
+        k = len(self.left) - 1
+        return k, k + 1
+
+    @property
+    def merged(self) -> tuple[int, int]:
+        """The chunk of `closed` in which this hole closed."""
+        k = len(self.left) - 1
+        return k, k
 
     def open_sites(self) -> list[Site]:
         n = len(self.left)
@@ -499,7 +580,7 @@ class HoleDecoder:
         if self.constraint is not None:
             verdict = self.constraint.verdict(self.state.closed(text, drop=len(rep)),
                                               self.state.closed_sites(text, drop=len(rep)),
-                                              len(self.state.left) == 1)
+                                              len(self.state.left) == 1, self.state.merged)
             if not self._answer(verdict):
                 return False
         self.result.replaced = len(rep)
@@ -510,7 +591,7 @@ class HoleDecoder:
             return True
         return self._answer(self.constraint.verdict(self.state.open(text),
                                                     self.state.open_sites(),
-                                                    len(self.state.left) == 1))
+                                                    len(self.state.left) == 1, self.state.around))
 
     def _may_close(self, text: str) -> bool:
         if len(text) < len(self.heal):
@@ -519,7 +600,7 @@ class HoleDecoder:
             return True
         return self._answer(self.constraint.verdict(self.state.closed(text),
                                                     self.state.closed_sites(text),
-                                                    len(self.state.left) == 1))
+                                                    len(self.state.left) == 1, self.state.merged))
 
     def _answer(self, verdict: Verdict) -> bool:
         if verdict is Verdict.UNKNOWN:  # never read as "no": accept, mark the result
