@@ -150,3 +150,39 @@ def test_a_three_hole_python_request_checks_each_token_without_the_classic_check
                               state.around)
             assert got is Verdict.YES
         assert con.classic == 0, c.name
+
+
+def test_a_diffusion_step_checks_the_piece_of_the_chunk_its_token_went_into():
+    """Tokens placed in random order in the masked runs of a three-hole Python text: from
+    every state the loop holds (the whole text completable), the check of the piece around
+    the chunk the new token went into (diffusion._chunk_of) answers like the whole text."""
+    from holefill.decode.diffusion import _chunk_of
+    from holefill.decode.diffusion_canvas import EMPTY, MASK, Canvas
+
+    vocab = ["x", " = ", "(", ")", ":", "\n", "    ", "if ", "1", " +", "'", "]", "return ", ","]
+    checker = Checker.for_language("python")
+    chunks = ["def f(a):\n    b = ", "\n    if b", "\n        return a", "\nprint(f(2))\n"]
+    sites = list(checker.anchors(chunks).sites)
+    con = segment_constraint(checker, chunks, Window(), SETTINGS, None)
+    assert con.split
+    canvas = Canvas(chunks, [[MASK] * 4 for _ in range(3)], sites,
+                    lambda ids: "".join(vocab[i] for i in ids))
+    rng = random.Random(29)
+    compared, nos = 0, 0
+    for _ in range(120):
+        masked = canvas.masked()
+        if not masked:
+            break
+        hole, slot = rng.choice(masked)
+        value = rng.choice([EMPTY, *range(len(vocab))])
+        nxt = canvas.with_slot(hole, slot, value)
+        partial = nxt.partial()
+        j = _chunk_of(partial, hole, slot)
+        got = con.verdict(partial.chunks, partial.sites, False, (j, j))
+        want = whole(checker, partial.chunks, partial.sites)
+        assert got is want, (partial.chunks, j)
+        compared += 1
+        nos += want is Verdict.NO
+        if want is Verdict.YES:
+            canvas = nxt
+    assert compared >= 30 and 0 < nos < compared

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
+from holefill.check.focus import SPLITTABLE
 from holefill.decode.diffusion_canvas import EMPTY, MASK, Canvas, Partial, witness_texts
 from holefill.decode.loop import (
     Cancelled,
@@ -137,7 +138,7 @@ class DiffusionDecoder:
         holes = len(chunks) - 1
         window = find_window(checker.language, chunks)
         self.constraint = Constraint(checker, window, settings.max_check_steps, cancel,
-                                     settings.anchored)
+                                     settings.anchored, split=checker.language in SPLITTABLE)
         sites = self.constraint.sites_of(chunks) if settings.constrained else []
         frozen = frozenset(set(range(holes)) - set(self.asked))
         start = settings.hole_tokens
@@ -261,7 +262,7 @@ class DiffusionDecoder:
             ok = False
         else:
             t0 = time.perf_counter()
-            ok = self._answer(self._verdict(partial))
+            ok = self._answer(self._verdict(partial, _chunk_of(partial, hole, slot)))
             ms = (time.perf_counter() - t0) * 1e3
             log.check_ms += ms
             self.hole_checks[hole].append(ms)
@@ -270,11 +271,15 @@ class DiffusionDecoder:
             self.hole_rejected[hole] += 1
         return ok
 
-    def _verdict(self, partial: Partial) -> Verdict:
+    def _verdict(self, partial: Partial, chunk: int | None = None) -> Verdict:
+        """`chunk`: the only chunk that changed since the last state answered YES (the one
+        the new token went into); with the constraint's `split`, only the piece around it is
+        checked (holefill.check.focus: the other pieces did not change)."""
         key = partial.key()
         got = self.verdicts.get(key)
         if got is None:
-            got = self.constraint.verdict(partial.chunks, partial.sites, incremental=False)
+            around = None if chunk is None else (chunk, chunk)
+            got = self.constraint.verdict(partial.chunks, partial.sites, False, around)
             self.verdicts[key] = got
         return got
 
@@ -513,3 +518,8 @@ def _fit(encoded: list[list[int]], room: int) -> list[list[int]]:
         over -= cut
     return out
 
+
+def _chunk_of(partial: Partial, hole: int, slot: int) -> int:
+    """The chunk of `partial` that holds slot `slot` of hole `hole` (a slot that holds text or
+    was declared empty): the number of the partial's holes before it."""
+    return sum(1 for segs in partial.holes if (segs[0].hole, segs[0].start) < (hole, slot))
