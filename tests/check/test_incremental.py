@@ -193,3 +193,24 @@ def test_after_an_else_the_engine_and_the_witness_agree_where_the_window_cannot(
     assert fill is not None
     ast_text = typed[0] + fill + typed[1]
     __import__("ast").parse(ast_text)
+
+
+def test_the_first_question_into_a_right_context_may_build_its_tables_past_the_token_limit():
+    """The parser's tables over a long text after the hole are built by the first question
+    into it (preparation); with a per-token limit too small for that, the first check still
+    answers, and so does the next token's (a context that grew gets the same allowance)."""
+    from holefill.bench.scaling import cpp_file
+    from holefill.check.incremental import Limits
+
+    checker = Checker.for_language("cpp")
+    text = cpp_file(400, 5)
+    at = text.index("{", len(text) // 3) + 1
+    chunks = [text[:at], text[at:]]
+    engine = IncrementalCheck(checker, 0, 0, "", None)
+    engine.limits = Limits(parser_steps=2_000, right_steps=engine.limits.right_steps)
+    sites = list(checker.anchors(chunks).sites)
+    assert engine.verdict(chunks, sites) is Verdict.YES
+    assert engine.verdict([chunks[0] + "\n", chunks[1]], sites) is Verdict.YES
+    cold = IncrementalCheck(checker, 0, 0, "", None)
+    cold.limits = Limits(parser_steps=2_000, right_steps=2_000)
+    assert cold.verdict(chunks, sites) is not Verdict.YES  # the tables need more than that

@@ -273,6 +273,11 @@ class NativeRight:
     def complete(self) -> bool:
         return bool(lib.hf_right_complete(self._ptr))
 
+    @property
+    def version(self) -> int:
+        """Bumped by every growth (a parser's tables over the context are then rebuilt)."""
+        return int(lib.hf_right_version(self._ptr))
+
     def add(self, n_states: int, edges: Any, finals: Iterable[int],
             entries: Iterable[int] = (), *, max_steps: int = 0,
             max_items: int = 0) -> CoreVerdict:

@@ -41,6 +41,7 @@ closed by `pass` lines at the file's levels) is the classic one, with its soundn
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -588,6 +589,9 @@ class IncrementalCheck:
         self.rights: dict[tuple, RightContext] = {}
         self.disabled: str | None = None
         self.budget: Budget | None = None  # the running check's
+        # the version of each context a question was answered in (see _query)
+        self._answered: weakref.WeakKeyDictionary[NativeRight, int] = \
+            weakref.WeakKeyDictionary()
 
     def verdict(self, chunks: Sequence[str], sites: Sequence[Site],
                 budget: Budget | None = None) -> Verdict | None:
@@ -639,13 +643,26 @@ class IncrementalCheck:
             raise Fallback("strict mode stopped holding while entering the right context")
         answer = Verdict.NO
         for native, exits in junction.exits.values():
-            got = _VERDICT[self.left.parser.query(native, junction.n_states, junction.edges,
-                                                  exits, max_steps=self.limits.parser_steps)]
+            got = self._query(native, junction, exits)
             if got is Verdict.YES:
                 return got
             if got is Verdict.UNKNOWN:
                 answer = got
         return answer
+
+    def _query(self, native: NativeRight, junction: Junction, exits: object) -> Verdict:
+        """One question into a native right context. The first one into a context (and the
+        first after it grew) also builds the parser's tables over it, linear in the text
+        after the hole (the request's preparation, or the growth's, not a token's cost), so
+        until a question into that version has been answered it may take the right
+        context's step limit instead of the parser's."""
+        warm = self._answered.get(native) == native.version
+        steps = self.limits.parser_steps if warm else self.limits.right_steps
+        got = _VERDICT[self.left.parser.query(native, junction.n_states, junction.edges, exits,
+                                              max_steps=steps)]
+        if got is not Verdict.UNKNOWN:
+            self._answered[native] = native.version
+        return got
 
     def _right(self, after: list[str], sites: list[Site]) -> RightContext:
         key = (tuple(after), tuple(sites), self.terms.unit)
