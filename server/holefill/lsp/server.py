@@ -29,7 +29,7 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from holefill import __version__
-from holefill.errors import HolefillError, LanguageError
+from holefill.errors import HolefillError, LanguageError, ModelError
 from holefill.lsp.documents import Document, DocumentStore, engine_text
 from holefill.lsp.engine import Engine, Report
 from holefill.lsp.errors import (
@@ -42,6 +42,7 @@ from holefill.lsp.errors import (
 from holefill.lsp.holes import Hole, HoleChunks, chunks_for, find_holes
 from holefill.lsp.inline import Suggestion, SuggestionCache, decode_options
 from holefill.lsp.jobs import CancelToken
+from holefill.lsp.outage import Outages, back_message
 from holefill.lsp.protocol import HolefillProtocol
 from holefill.lsp.settings import Settings, updated
 
@@ -74,6 +75,7 @@ class HolefillServer(LanguageServer):
         # user cancels it in the editor (window/workDoneProgress/cancel)
         self.bars: dict[str, ProgressBar] = {}
         self._loading_bar: ProgressBar | None = None
+        self.outages = Outages()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """A notification that failed (a change to a document that is not open, a stale
@@ -88,6 +90,27 @@ class HolefillServer(LanguageServer):
 
     def note(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=text))
+
+    def model_failed(self, text: str) -> None:
+        """The model failed a request or its load: shown once per outage, then logged
+        (`holefill.lsp.outage`: a pop-up per keystroke while an inference server is down)."""
+        outage = self.outages.current
+        if self.outages.failed(self.settings.model_key(), text):
+            self.tell(types.MessageType.Error, text)
+        else:
+            assert outage is not None
+            self.note(f"holefill: {text} (failure {outage.failures} since {outage.first!r} "
+                      "was shown; shown once until the model answers)",
+                      types.MessageType.Error)
+
+    def model_answered(self) -> None:
+        """The model loaded or filled: an outage it ends is over, and the editor is told."""
+        ended = self.outages.succeeded(self.settings.model_key())
+        if ended is not None:
+            from holefill.decode.remote import is_remote
+
+            model = self.settings.model
+            self.tell(types.MessageType.Info, back_message(ended, model, is_remote(model)))
 
     async def progress_bar(self, title: str, cancel: CancelToken | None = None) -> ProgressBar:
         """A progress item in the editor; with ``cancel``, the user can cancel it there, which
@@ -138,6 +161,7 @@ class HolefillServer(LanguageServer):
                 bar.end()
         if mine:
             self.note(f"model loaded: {comp.name} ({time.perf_counter() - t0:.1f} s)")
+        self.model_answered()
         return comp
 
     def language_of(self, doc: Document) -> str | None:
@@ -258,9 +282,9 @@ async def _preload() -> None:
     except Cancelled:
         pass  # replaced by the load of another model
     except HolefillError as exc:
-        server.tell(types.MessageType.Error, str(exc))
+        server.model_failed(str(exc))
     except Exception as exc:  # out of memory, a broken install: say so, stay up
-        server.tell(types.MessageType.Error, f"cannot load the model: {exc}")
+        server.model_failed(f"cannot load the model: {exc}")
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -369,6 +393,7 @@ async def _suggest(doc: Document, language: str, cursor: int,
         return None
     if token.is_set():
         return None
+    server.model_answered()
     _log_speed("inline completion", res.stats, time.perf_counter() - t0, len(hc.holes))
     if not res.verified:
         server.note("the suggestion is unverified: a check ran out of its work budget "
@@ -395,7 +420,10 @@ def _failed(exc: HolefillError, token: CancelToken) -> None:
     if isinstance(exc, NotCompletable):
         server.note(f"no suggestion: {exc}", types.MessageType.Info)
         return None
-    server.tell(types.MessageType.Error, str(exc))
+    if isinstance(exc, ModelError):  # the model is down or cannot load: once per outage
+        server.model_failed(str(exc))
+    else:
+        server.tell(types.MessageType.Error, str(exc))
     return None
 
 
@@ -570,6 +598,7 @@ async def _fill_edit(doc: Document, asked: Sequence[Hole],
     finally:
         if bar is not None:
             bar.end("stopped" if token.is_set() else "done")
+    server.model_answered()
     _log_speed("fill holes", res.stats, time.perf_counter() - t0, len(hc.holes))
     if not res.verified:
         await _verify(chunks, only, res.fills, language, token)
