@@ -11,7 +11,8 @@ json.loads), how many fills are identical, requests per filled hole, and time pe
 (total, and model or server part), overall and per language with each language's oracles
 (Python ast.parse; C++ tree-sitter-cpp and `g++ -fsyntax-only`, also on the original text,
 since a few HumanEval-X originals are refused by one of them; JSON json.loads), then the
-samples whose fills differ and those an oracle refuses. `--languages python,cpp` runs those
+samples whose fills differ (and where they first differ) and those an oracle refuses (with
+g++'s first error). `--languages python,cpp` runs those
 only; `--out FILE` writes every sample's fills and verdicts as JSON lines.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from holefill.bench.config import BenchConfig
 from holefill.bench.datasets import build_samples
-from holefill.bench.oracles import fast_judge, gpp_syntax_ok, have_gpp
+from holefill.bench.oracles import GPP_FLAGS, fast_judge, gpp_syntax_ok, have_gpp
 
 
 def main() -> int:
@@ -127,10 +129,38 @@ def run(args: argparse.Namespace, url: str) -> int:
           f"{unexplained} fills differ without that")
     if invalid:
         print("\ninvalid to the oracle:\n  " + "\n  ".join(invalid))
+    refused = [(side, r) for side, rs in rows.items() for r in rs
+               if r["language"] == "cpp" and have_gpp() and not gpp_syntax_ok(r["text"], 30.0)]
+    if refused:
+        print(f"\nrefused by g++ -fsyntax-only ({len(refused)}), its first error:")
+        for side, r in refused:
+            print(f"  {side} {r['sample']}: {gpp_first_error(r['text'])}")
     for s, fills, n in differ:
-        print(f"\n{s.group} {s.name} (inexact steps: {n:g}):\n"
+        print(f"\n{s.group} {s.name} (inexact steps: {n:g}; {first_difference(fills)}):\n"
               f"  in-process {fills['in-process']!r}\n  remote     {fills['remote']!r}")
     return 0
+
+
+def gpp_first_error(text: str) -> str:
+    proc = subprocess.run(["g++", *GPP_FLAGS, "-fsyntax-only", "-x", "c++", "-"], input=text,
+                          capture_output=True, text=True, timeout=30)
+    errors = [line.split("error: ", 1)[1] for line in proc.stderr.splitlines()
+              if "error: " in line]
+    return errors[0] if errors else f"exit status {proc.returncode}"
+
+
+def first_difference(fills: dict[str, list[str]]) -> str:
+    """Where the two sides' fills first differ; "one more newline" when one side has two
+    newline tokens where the other has them as one (a text prompt re-tokenized: "\n" "\n"
+    read back as "\n\n" makes the model see other tokens from there on)."""
+    a, b = fills["in-process"], fills["remote"]
+    hole = next(i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)
+    x, y = a[hole], b[hole]
+    at = next((k for k in range(min(len(x), len(y))) if x[k] != y[k]), min(len(x), len(y)))
+    merged = (x[:at].endswith("\n") and y[at:].startswith("\n")
+              or y[:at].endswith("\n") and x[at:].startswith("\n"))
+    return (f"hole {hole + 1} from character {at}"
+            + (", one more newline on one side" if merged else ""))
 
 
 def by_language(rows: dict[str, list[dict]], originals: dict[str, str]) -> str:
