@@ -8,7 +8,9 @@
 //   window/logMessage "holefill 0.1.0: positions in utf-16, model bundled default" at start,
 //   "model loaded: NAME (4.2 s)" after each load (at the start and after a model change), and
 //   "inline completion: 123 ms, ..." / "fill holes: 456 ms, ..." after each request;
-//   window/showMessage with type Error when something failed.
+//   window/showMessage with type Error when something failed; while the model stays down
+//   (an inference server, a model that fails to load) the repeats come as window/logMessage
+//   with type Error instead (server/holefill/lsp/outage.py).
 
 import * as vscode from 'vscode';
 
@@ -104,13 +106,17 @@ export class Status implements vscode.Disposable {
         this.progress(String(params.token), (params.value ?? {}) as Record<string, unknown>);
         break;
       case 'window/logMessage':
-        this.log(String(params.message ?? ''));
+        // the server shows a failure of the model once per outage and logs the repeats
+        // (type Error): a retried load that fails again keeps the error shown here
+        if (params.type === MESSAGE_ERROR) {
+          this.failed(String(params.message ?? ''));
+        } else {
+          this.log(String(params.message ?? ''));
+        }
         break;
       case 'window/showMessage':
         if (params.type === MESSAGE_ERROR) {
-          const text = String(params.message ?? '').replace(/^holefill: /, '');
-          this.error = { message: text, fatal: false };
-          this.render();
+          this.failed(String(params.message ?? ''));
         }
         break;
       default:
@@ -147,6 +153,11 @@ export class Status implements vscode.Disposable {
         return;
       }
     }
+    this.render();
+  }
+
+  private failed(message: string): void {
+    this.error = { message: message.replace(/^holefill: /, ''), fatal: false };
     this.render();
   }
 

@@ -100,6 +100,23 @@ describe('status bar', () => {
     assert.equal(it_.backgroundColor, undefined);
   });
 
+  it('keeps showing an outage whose repeats the server only logs', () => {
+    const it_ = item();
+    const status = new Status(it_, 'x');
+    status.running();
+    status.observe({ method: 'window/showMessage',
+      params: { type: 1, message: 'holefill: cannot reach the inference server at U' } });
+    // the next request loads again (a new loading item clears the old failure) and fails
+    status.observe(progress('l2', { kind: 'begin', title: 'holefill: loading model' }));
+    status.observe(progress('l2', { kind: 'end' }));
+    status.observe({ method: 'window/logMessage',
+      params: { type: 1, message: 'holefill: cannot reach the inference server at U (again)' } });
+    assert.equal(it_.text, '$(error) holefill');
+    assert.match(String(it_.tooltip), /^Error: cannot reach the inference server at U \(again/);
+    status.observe(log('inline completion: 80 ms, 1 hole(s)'));
+    assert.equal(it_.text, '$(check) holefill 80 ms');
+  });
+
   it('keeps a client-side failure until the next start', () => {
     const it_ = item();
     const status = new Status(it_, 'x');

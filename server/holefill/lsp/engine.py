@@ -4,6 +4,15 @@ The model runs on the `Worker` thread of `holefill.lsp.jobs`, one job at a time.
 is cooperative: a job gets a `CancelToken` that the engine polls (between tokens and inside
 the checks); a cancelled request sets it. Loading a model is urgent: it goes to the front of
 the queue, and the fills queued or running for the old model are cancelled.
+
+A load can be cancelled (`cancel_load`: the user cancelled its progress item; or another
+model's load replaces it). Its waiters are answered `LoadCancelled` at once; the load itself
+stops at its next step (the backends report "resolve", "tokenizer", "weights", "device";
+transformers' `from_pretrained`, one step, cannot be stopped inside) and keeps nothing, also
+when it finished before it noticed: the user asked for no model, and a large one would hold
+its memory. The old model is gone by then (a load drops it first: two may not fit together).
+A load the user cancelled is not started again by automatic requests (`cancelled_key`):
+typing would start it again at the next pause.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from holefill.decode.loop import Cancelled
 from holefill.lsp.jobs import CancelToken, Worker
 from holefill.lsp.settings import Settings
 
@@ -30,6 +40,10 @@ _STAGES = {"resolve": "finding it", "tokenizer": "tokenizer", "weights": "weight
            "device": "moving it to the device", "ready": "ready"}
 
 
+class LoadCancelled(Cancelled):
+    """The model's load was cancelled (by the user, or replaced by another model's)."""
+
+
 class Engine:
     def __init__(self) -> None:
         self.worker = Worker()
@@ -37,6 +51,9 @@ class Engine:
         self._key: tuple | None = None
         self._loading: asyncio.Future[Any] | None = None
         self._loading_key: tuple | None = None
+        self._load_token: CancelToken | None = None
+        # the model whose load the user cancelled: automatic requests do not load it again
+        self.cancelled_key: tuple | None = None
 
     @property
     def loaded(self) -> Completer | None:
@@ -45,17 +62,24 @@ class Engine:
     def is_loaded(self, settings: Settings) -> bool:
         return self._completer is not None and self._key == settings.model_key()
 
-    async def completer(self, settings: Settings, report: Report | None = None) -> Completer:
+    async def completer(self, settings: Settings, report: Report | None = None, *,
+                        automatic: bool = False) -> Completer:
         """The model of ``settings``, loading it (once, however many requests wait) when it
-        is not the one loaded."""
+        is not the one loaded. ``automatic``: a request the user did not ask for (inline
+        completion while typing) does not start a load the user cancelled."""
         key = settings.model_key()
         if self._completer is not None and self._key == key:
             return self._completer
         if self._loading is None or self._loading_key != key:
+            if automatic and key == self.cancelled_key:
+                raise LoadCancelled("the model load was cancelled; ask for a suggestion or "
+                                    "Fill holes to load it")
             self.worker.cancel_all("the model is being replaced")
-            self._loading_key = key
-            self._loading = self.worker.submit(lambda: self._load(settings, report),
-                                               CancelToken(), urgent=True, name="load")
+            token = CancelToken()
+            self.cancelled_key = None
+            self._loading_key, self._load_token = key, token
+            self._loading = self.worker.submit(lambda: self._load(settings, report, token),
+                                               token, urgent=True, name="load")
         loading = self._loading
         try:
             comp = await asyncio.shield(loading)
@@ -64,10 +88,29 @@ class Engine:
                 self._loading = None
         return comp
 
-    def _load(self, settings: Settings, report: Report | None) -> Completer:
+    def cancel_load(self) -> bool:
+        """Cancel the load under way (the user cancelled its progress item): its waiters get
+        LoadCancelled now, the load stops at its next step (module docstring). Called on the
+        event loop. False when no load was under way."""
+        loading, token = self._loading, self._load_token
+        if loading is None or loading.done() or token is None:
+            return False
+        token.set("cancelled")
+        self.cancelled_key = self._loading_key
+        self._loading = None
+        # answered here, not when the model thread gets to its next step (seconds inside
+        # from_pretrained); the worker then finds the future done and leaves it
+        loading.set_exception(LoadCancelled("the model load was cancelled"))
+        return True
+
+    def _load(self, settings: Settings, report: Report | None,
+              token: CancelToken) -> Completer:
         from holefill.decode.completer import Completer
 
         def progress(stage: str, frac: float | None) -> None:
+            if token.is_set():  # a step boundary: where a cancelled load stops
+                raise LoadCancelled(f"the model load stopped before its {stage!r} step "
+                                    f"({token.reason})")
             # the progress item's title already says "loading model" (the editor shows
             # "title: message"; "loading model: loading model: weights" before)
             if report is not None:
@@ -79,6 +122,9 @@ class Engine:
                          trust_remote_code=settings.trust_remote_code, progress=progress,
                          template=settings.template, fim_format=settings.fim_format,
                          decoder=settings.decoder, timeout_s=settings.remote_timeout)
+        if token.is_set():  # cancelled in its last step: the user asked for no model
+            raise LoadCancelled(f"the model load finished after its cancel ({token.reason}); "
+                                "not kept")
         self._completer, self._key = comp, settings.model_key()
         return comp
 
@@ -87,8 +133,6 @@ class Engine:
         the job polls. The caller waits no longer than the token's deadline, also while the
         job is still queued behind other work (it is then dropped when its turn comes):
         Cancelled, with the token's reason "deadline"."""
-        from holefill.decode.loop import Cancelled
-
         future = self.worker.submit(job, token, name=name)
         wait = None if token.deadline is None else max(0.0, token.deadline - time.monotonic())
         try:

@@ -29,9 +29,9 @@ from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.lsp.server import LanguageServer
 
 from holefill import __version__
-from holefill.errors import HolefillError, LanguageError
+from holefill.errors import HolefillError, LanguageError, ModelError
 from holefill.lsp.documents import Document, DocumentStore, engine_text
-from holefill.lsp.engine import Engine, Report
+from holefill.lsp.engine import Engine, LoadCancelled, Report
 from holefill.lsp.errors import (
     ContentModified,
     InvalidParams,
@@ -42,6 +42,7 @@ from holefill.lsp.errors import (
 from holefill.lsp.holes import Hole, HoleChunks, chunks_for, find_holes
 from holefill.lsp.inline import Suggestion, SuggestionCache, decode_options
 from holefill.lsp.jobs import CancelToken
+from holefill.lsp.outage import Outages, back_message
 from holefill.lsp.protocol import HolefillProtocol
 from holefill.lsp.settings import Settings, updated
 
@@ -73,7 +74,9 @@ class HolefillServer(LanguageServer):
         # the progress items shown now, by token: a cancellable one stops its work when the
         # user cancels it in the editor (window/workDoneProgress/cancel)
         self.bars: dict[str, ProgressBar] = {}
-        self._loading_bar: ProgressBar | None = None
+        self._load_task: asyncio.Task | None = None
+        self._load_task_key: tuple | None = None
+        self.outages = Outages()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """A notification that failed (a change to a document that is not open, a stale
@@ -89,10 +92,32 @@ class HolefillServer(LanguageServer):
     def note(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=text))
 
-    async def progress_bar(self, title: str, cancel: CancelToken | None = None) -> ProgressBar:
-        """A progress item in the editor; with ``cancel``, the user can cancel it there, which
-        sets that token."""
-        bar = ProgressBar(self, title, cancel)
+    def model_failed(self, text: str) -> None:
+        """The model failed a request or its load: shown once per outage, then logged
+        (`holefill.lsp.outage`: a pop-up per keystroke while an inference server is down)."""
+        outage = self.outages.current
+        if self.outages.failed(self.settings.model_key(), text):
+            self.tell(types.MessageType.Error, text)
+        else:
+            assert outage is not None
+            self.note(f"holefill: {text} (failure {outage.failures} since {outage.first!r} "
+                      "was shown; shown once until the model answers)",
+                      types.MessageType.Error)
+
+    def model_answered(self) -> None:
+        """The model loaded or filled: an outage it ends is over, and the editor is told."""
+        ended = self.outages.succeeded(self.settings.model_key())
+        if ended is not None:
+            from holefill.decode.remote import is_remote
+
+            model = self.settings.model
+            self.tell(types.MessageType.Info, back_message(ended, model, is_remote(model)))
+
+    async def progress_bar(self, title: str, cancel: CancelToken | None = None,
+                           on_cancel: Callable[[], object] | None = None) -> ProgressBar:
+        """A progress item in the editor; with ``cancel`` or ``on_cancel``, the user can cancel
+        it there, which sets that token or calls that function."""
+        bar = ProgressBar(self, title, cancel, on_cancel)
         await bar.begin()
         return bar
 
@@ -114,30 +139,42 @@ class HolefillServer(LanguageServer):
 
     # ------------------------------------------------------------------------- the model
 
-    async def completer(self):
-        """The model of the settings now; while it loads, one progress item says so, however
+    async def completer(self, automatic: bool = False):
+        """The model of the settings now. While it loads, one progress item says so, however
         many requests wait for it (each request showed its own before, so one Fill holes
-        right after the start showed three)."""
+        right after the start showed three). The load is a task of its own: a request that is
+        cancelled (`$/cancelRequest`) is answered at once and the load goes on, since the next
+        request wants the same model. The user can cancel the load from its progress item
+        (`Engine.cancel_load`); ``automatic`` requests do not start it again after that."""
         if self.engine.is_loaded(self.settings):
             return self.engine.loaded
         key = self.settings.model_key()
-        bar = self._loading_bar
-        mine = bar is None or bar.key != key
-        if mine:
-            if bar is not None:
-                bar.end("replaced by another model")
-            bar = await self.progress_bar("holefill: loading model")
-            bar.key = key
-            self._loading_bar = bar
+        task = self._load_task
+        if task is None or task.done() or self._load_task_key != key:
+            if automatic and key == self.engine.cancelled_key:
+                raise LoadCancelled("the model load was cancelled; ask for a suggestion "
+                                    "or Fill holes to load it")
+            task = asyncio.create_task(self._load(self.settings))
+            task.add_done_callback(_retrieved)
+            self._load_task, self._load_task_key = task, key
+        return await asyncio.shield(task)
+
+    async def _load(self, settings: Settings):
+        bar = await self.progress_bar("holefill: loading model",
+                                      on_cancel=self.engine.cancel_load)
         t0 = time.perf_counter()
         try:
-            comp = await self.engine.completer(self.settings, bar.report)
-        finally:
-            if mine and self._loading_bar is bar:
-                self._loading_bar = None
-                bar.end()
-        if mine:
-            self.note(f"model loaded: {comp.name} ({time.perf_counter() - t0:.1f} s)")
+            comp = await self.engine.completer(settings, bar.report)
+        except LoadCancelled as exc:
+            bar.end("cancelled")
+            self.note(f"model load: {exc}")
+            raise
+        except BaseException:
+            bar.end("failed")
+            raise
+        bar.end()
+        self.note(f"model loaded: {comp.name} ({time.perf_counter() - t0:.1f} s)")
+        self.model_answered()
         return comp
 
     def language_of(self, doc: Document) -> str | None:
@@ -158,11 +195,10 @@ class ProgressBar:
     """`$/progress` created by the server (clients send no token with inline completion);
     reports from the model thread are handed to the event loop."""
 
-    def __init__(self, server: HolefillServer, title: str,
-                 cancel: CancelToken | None = None) -> None:
-        self.server, self.title, self.cancel = server, title, cancel
+    def __init__(self, server: HolefillServer, title: str, cancel: CancelToken | None = None,
+                 on_cancel: Callable[[], object] | None = None) -> None:
+        self.server, self.title, self.cancel, self.on_cancel = server, title, cancel, on_cancel
         self.token = f"holefill-{uuid.uuid4().hex[:12]}"
-        self.key: tuple | None = None  # the model a loading bar is for
         self.loop = asyncio.get_running_loop()
         self.active = False
         self._last: int | None = -1
@@ -184,7 +220,8 @@ class ProgressBar:
         self.active = True
         self.server.bars[self.token] = self
         self.server.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(
-            title=self.title, percentage=0, cancellable=self.cancel is not None))
+            title=self.title, percentage=0,
+            cancellable=self.cancel is not None or self.on_cancel is not None))
 
     def report(self, fraction: float | None, message: str) -> None:
         if not self.active:
@@ -243,6 +280,13 @@ async def on_initialized(params: types.InitializedParams) -> None:
 _TASKS: set[asyncio.Task] = set()
 
 
+def _retrieved(task: asyncio.Task) -> None:
+    """A task whose waiters may all have gone (cancelled): its failure is theirs to report,
+    not asyncio's ("Task exception was never retrieved")."""
+    if not task.cancelled():
+        task.exception()
+
+
 def _background(coro: Any) -> None:
     task = asyncio.create_task(coro)
     _TASKS.add(task)  # the loop keeps only weak references to tasks
@@ -258,9 +302,9 @@ async def _preload() -> None:
     except Cancelled:
         pass  # replaced by the load of another model
     except HolefillError as exc:
-        server.tell(types.MessageType.Error, str(exc))
+        server.model_failed(str(exc))
     except Exception as exc:  # out of memory, a broken install: say so, stay up
-        server.tell(types.MessageType.Error, f"cannot load the model: {exc}")
+        server.model_failed(f"cannot load the model: {exc}")
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -294,10 +338,13 @@ def on_change(params: types.DidChangeTextDocumentParams) -> None:
 
 @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
 def on_progress_cancel(params: types.WorkDoneProgressCancelParams) -> None:
-    """The user cancelled a progress item in the editor (Fill holes shows a cancellable one)."""
+    """The user cancelled a progress item in the editor (Fill holes and the model's load show
+    cancellable ones)."""
     bar = server.bars.get(str(params.token))
     if bar is not None and bar.cancel is not None:
         bar.cancel.set("cancelled")
+    if bar is not None and bar.on_cancel is not None:
+        bar.on_cancel()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -339,7 +386,7 @@ async def on_inline_completion(
     text, version = doc.text, doc.version
     cached = server.cache.get(uri, text[:cursor], text[cursor:])
     if cached is None:
-        cached = await _suggest(doc, language, cursor, token)
+        cached = await _suggest(doc, language, cursor, token, automatic)
         if cached is None or doc.version != version or not server.is_latest(uri, seq):
             return None
         server.cache.put(uri, text[:cursor], text[cursor:], cached)
@@ -351,15 +398,15 @@ async def on_inline_completion(
     return types.InlineCompletionList(items=[item])
 
 
-async def _suggest(doc: Document, language: str, cursor: int,
-                   token: CancelToken) -> Suggestion | None:
+async def _suggest(doc: Document, language: str, cursor: int, token: CancelToken,
+                   automatic: bool) -> Suggestion | None:
     holes = find_holes(doc, cursor=cursor, marker=server.settings.hole_marker)
     hc = chunks_for(doc.text, holes)
     index = next(i for i, h in enumerate(hc.holes) if h.reason == "cursor")
     options = decode_options(doc.text, cursor, server.settings)
     chunks = [engine_text(c) for c in hc.chunks]
     try:
-        comp = await server.completer()
+        comp = await server.completer(automatic)
         t0 = time.perf_counter()
         res = await server.engine.run(
             lambda: comp.fill(chunks, language, only=[index], cancel=token, **options),
@@ -369,6 +416,7 @@ async def _suggest(doc: Document, language: str, cursor: int,
         return None
     if token.is_set():
         return None
+    server.model_answered()
     _log_speed("inline completion", res.stats, time.perf_counter() - t0, len(hc.holes))
     if not res.verified:
         server.note("the suggestion is unverified: a check ran out of its work budget "
@@ -388,6 +436,9 @@ async def _suggest(doc: Document, language: str, cursor: int,
 def _failed(exc: HolefillError, token: CancelToken) -> None:
     from holefill.decode.loop import Cancelled, NotCompletable
 
+    if isinstance(exc, LoadCancelled):
+        server.note(f"inline completion: no suggestion, {exc}", types.MessageType.Info)
+        return None
     if isinstance(exc, Cancelled) or token.is_set():
         if token.reason == "deadline":
             server.note(f"stopped at the deadline: {exc}", types.MessageType.Warning)
@@ -395,7 +446,10 @@ def _failed(exc: HolefillError, token: CancelToken) -> None:
     if isinstance(exc, NotCompletable):
         server.note(f"no suggestion: {exc}", types.MessageType.Info)
         return None
-    server.tell(types.MessageType.Error, str(exc))
+    if isinstance(exc, ModelError):  # the model is down or cannot load: once per outage
+        server.model_failed(str(exc))
+    else:
+        server.tell(types.MessageType.Error, str(exc))
     return None
 
 
@@ -564,12 +618,15 @@ async def _fill_edit(doc: Document, asked: Sequence[Hole],
     except HolefillError as exc:
         from holefill.decode.loop import Cancelled
 
+        if isinstance(exc, LoadCancelled):
+            raise RequestCancelled(f"Fill holes stopped: {exc}") from exc
         if isinstance(exc, Cancelled) or token.is_set():
             raise _stopped(token) from exc
         raise RequestFailed(str(exc)) from exc
     finally:
         if bar is not None:
             bar.end("stopped" if token.is_set() else "done")
+    server.model_answered()
     _log_speed("fill holes", res.stats, time.perf_counter() - t0, len(hc.holes))
     if not res.verified:
         await _verify(chunks, only, res.fills, language, token)
