@@ -198,6 +198,14 @@ class Constraint:
                 break
             one = self._piece_verdict(chunks, sites, False, (j, j))
             got = one if one is not Verdict.YES else got
+        if got is Verdict.NO:
+            # A piece's window can misread what the whole text allows (a hole inside a
+            # directive line, holefill.check.window_brace): ask the whole text, and if it is
+            # not NO, check this request without pieces.
+            whole = self._verdict(chunks, sites, self.window, self.engine)
+            if whole is not Verdict.NO:
+                self.split = False
+            return whole
         return got
 
     def _piece(self, chunks: list[str], sites: Sequence[Site],
