@@ -20,7 +20,7 @@ import pytest
 
 from holefill import Checker
 from holefill.check.checker import Verdict
-from holefill.check.focus import closed_focus, focus, hole_focus
+from holefill.check.focus import focus
 from holefill.check.window import Window
 from holefill.datasets import Cut, python_cuts, span_cuts
 from holefill.decode.completer import request_checks, segment_constraint
@@ -124,13 +124,13 @@ def test_a_json_text_is_not_split_at_its_holes():
 def test_a_piece_keeps_the_sites_of_its_chunks_renumbered():
     sites = [Site(1, length=3, alpha_s=1), Site(2, length=2, alpha_s=0), Site(3, length=1)]
     chunks = ["a", "bcd", "ef", "g"]
-    f = hole_focus(chunks, sites, 1)
+    f = focus(chunks, sites, 1, 2)
     assert f.chunks == ["", "bcd", "ef", ""]
     assert f.sites == [Site(1, length=3, alpha_s=1), Site(2, length=2, alpha_s=0)]
     assert f.shift == 1
-    first = hole_focus(chunks, sites, 0)
+    first = focus(chunks, sites, 0, 1)
     assert first.chunks == ["a", "bcd", ""] and first.shift == 0
-    last = closed_focus(chunks, sites, 3)
+    last = focus(chunks, sites, 3, 3)
     assert last.chunks == ["", "g"] and last.sites == [Site(1, length=1)]
 
 

@@ -72,12 +72,3 @@ def focus(chunks: Sequence[str], sites: Sequence[Site], lo: int, hi: int) -> Foc
     kept = [s.moved(s.chunk - lo + shift, s.base) for s in sites if lo <= s.chunk <= hi]
     return Focus(piece, kept, shift, lo, hi)
 
-
-def hole_focus(chunks: Sequence[str], sites: Sequence[Site], hole: int) -> Focus:
-    """The piece around open hole number `hole` (between chunks hole and hole + 1)."""
-    return focus(chunks, sites, hole, hole + 1)
-
-
-def closed_focus(chunks: Sequence[str], sites: Sequence[Site], chunk: int) -> Focus:
-    """The piece around chunk `chunk`, in which a hole was just closed."""
-    return focus(chunks, sites, chunk, chunk)
