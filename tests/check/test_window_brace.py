@@ -217,6 +217,23 @@ def test_a_hole_inside_a_directive_line_does_not_misread_the_bodies_after_it():
         judged_alike("cpp", src, [fill])
 
 
+
+def test_the_directive_line_of_the_last_hole_is_closed_in_place():
+    """The neutral line keeps every offset and line break, and the place of the line in
+    its `#if` group; a hole on a code line changes nothing."""
+    from holefill.check.window_brace import _directive_closed
+
+    text = "int a;\n#elif defined( B_NO_TYinclude <x>\nint b;\n"
+    p = text.index("include")
+    closed = _directive_closed(text, p)
+    assert closed is not None and len(closed) == len(text)
+    assert closed.split("\n")[1].rstrip() == "#elif 1" and closed.endswith("\nint b;\n")
+    text = "#define F(a) \\\n  g(a, <x>\nint b;\n"  # a continued line, blanked whole
+    closed = _directive_closed(text, text.index("<x>"))
+    assert closed == " " * 14 + "\n" + " " * 10 + "\nint b;\n"
+    assert _directive_closed("int a = f(1, 2);\n", 10) is None
+
+
 # Fillings that close and reopen blocks, add braces, open literals, leave things unfinished.
 STRUCTURED_CPP = ["}", "}}", "{", "{{", "} int g() {", "}\n}\nint h() {", "} namespace N {",
                   "} struct S {", "} else {", "0;}", "/*", "//", '"', "'", 'R"(', ")\"",
