@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(pool)} files accepted by both oracles (300 B - 12 kB); model {args.model}")
     head = f"{'holes':>5} {'fills':>5} {'ts ok':>6} {'cc ok':>6} {'syntax':>6} {'semantic':>8}"
     print(head + "   (cc: the compiler; syntax/semantic: why it refused)")
-    totals = {"fills": 0, "ok": 0, "syntax": 0, "semantic": 0, "ts": 0}
+    totals = {"fills": 0, "ok": 0, "syntax": 0, "semantic": 0, "ts": 0, "either": 0}
     for holes in (1, 2, 3):
-        row = {"fills": 0, "ok": 0, "syntax": 0, "semantic": 0, "ts": 0}
+        row = {"fills": 0, "ok": 0, "syntax": 0, "semantic": 0, "ts": 0, "either": 0}
         for corpus, f, text, includes in rng.sample(pool, min(args.files, len(pool))):
             for _ in range(args.per_hole):
                 cuts = reading_cuts(checker, text, holes, 1, rng, f.name, span=(10, 60))
@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                 row["ts"] += ts_ok
                 verdict, error = compile_verdict(cc, f, filled, includes, corpus.flags)
                 row[verdict] += 1
+                row["either"] += ts_ok or verdict == "ok"
                 if verdict == "syntax" or not ts_ok:
                     print(f"      {verdict}{'' if ts_ok else ', tree-sitter refuses'}: "
                           f"{f.name}: {res.fills!r}:{error[:100]}")
@@ -131,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nall: {totals['fills']} fills; tree-sitter accepts {totals['ts']} "
           f"({100 * totals['ts'] / n:.0f}%); the compiler accepts {totals['ok']}; "
           f"syntax rejections {totals['syntax']} ({100 * totals['syntax'] / n:.1f}%); "
-          f"semantic rate {100 * totals['semantic'] / n:.1f}%")
+          f"semantic rate {100 * totals['semantic'] / n:.1f}%; accepted by tree-sitter or the "
+          f"compiler {totals['either']}/{totals['fills']}")
     return 0
 
 

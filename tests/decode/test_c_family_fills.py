@@ -117,18 +117,24 @@ def test_holes_in_different_functions_are_filled_segment_by_segment(completer: C
     assert not swallows_fixed_text(res.fills), res.fills
 
 
-def test_a_window_that_refuses_what_the_whole_file_allows_is_dropped(completer: Completer,
-                                                                     ) -> None:
-    """A hole inside a directive line (`#if defined( B_NO_TY|include <...>`) misleads the
-    brace window about what follows (it closes `namespace boost {` like a block). The fill
-    must not fail as "not completable": the check goes on without the window."""
+def test_a_hole_inside_a_directive_line_is_filled_within_the_window(completer: Completer,
+                                                                    ) -> None:
+    """A hole inside a directive line (`#if defined( B_NO_TY|include <...>`) misled the brace
+    window about what follows (it took `namespace boost {` for a block and refused the text;
+    the completer then went on without the window, `_Fill._unwindowed`). The window now ends
+    the directive at its line before reading on, and accepts what the whole file does."""
     from holefill import Checker, Verdict
+    from holefill.check.window import find_window
 
     chunks = ["#ifndef A_H\n#define A_H\n\n#include <boost/config.hpp>\n\n#if defined( B_NO_TY",
               "include <boost/core/typeinfo.hpp>\n\nnamespace boost\n{\n\nnamespace detail\n{\n\n"
               "typedef boost::core::typeinfo t_;\n\n} // namespace detail\n\n} // namespace boost"
               "\n\n#define B_(T) C(T)\n\n#else\n\n#include <typeinfo>\n\nnamespace boost\n{\n\n"
               "typedef std::type_info t_;\n\n} // namespace boost\n\n#endif\n\n#endif  // A_H\n"]
-    assert Checker.for_language("cpp").check(chunks).verdict is Verdict.YES
+    checker = Checker.for_language("cpp")
+    assert checker.check(chunks).verdict is Verdict.YES
+    window = find_window("cpp", chunks)
+    anchors = window.map_anchors(checker.anchors(chunks), chunks)
+    assert checker.check(window.apply(chunks), anchors=anchors).verdict is Verdict.YES
     res = completer.fill(chunks, "cpp", **FAST)
     assert parses("cpp", chunks[0] + res.fills[0] + chunks[1]), res.fills

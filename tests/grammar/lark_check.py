@@ -4,7 +4,8 @@ An oracle for grammar authors while (and after) holefill's checker is built: the
 is given to Lark's Earley parser with a lexer that follows holefill's documented lexing
 (docs/grammar-format.md): maximal munch over all terminals together; among terminals matching
 the same longest text, higher priority, then a string literal over a regex, then declaration
-order; `%ignore`d terminals dropped. holefill-only directives (`%soft`) are stripped first.
+order; `%ignore`d terminals dropped. holefill-only directives (`%soft`, `%layout`) are stripped
+first; `%layout` terminals stay in the lexer (`KeepLayout`).
 
 Usage (from the repository root):
     python tests/grammar/lark_check.py json|cpp                  # fixtures + (cpp) HumanEval-X
@@ -89,7 +90,7 @@ def grammar_text(lang: str) -> str:
     widen = subset_alternatives(lang) if lang != "json" else {}
     out, in_rule = [], False
     for line in text.splitlines():
-        if line.startswith("%soft"):
+        if line.startswith(("%soft", "%layout")):
             continue
         if line[:1].isalpha() or line[:1] in "?_":
             in_rule = not line.lstrip("?_")[:1].isupper()
@@ -101,11 +102,30 @@ def grammar_text(lang: str) -> str:
     return "\n".join(out)
 
 
+class KeepLayout:
+    """A post-lexer that passes tokens through; its `always_accept` keeps the `%layout`
+    terminals (lexed, used by no rule, so a text holding one is refused) in Lark's lexer,
+    which otherwise drops terminals no rule uses."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.always_accept = names
+
+    def process(self, stream: Iterator[Any]) -> Iterator[Any]:
+        return stream
+
+
+def layout_terminals(lang: str) -> tuple[str, ...]:
+    text = (GRAMMARS / f"{lang}.lark").read_text()
+    return tuple(name for line in text.splitlines() if line.startswith("%layout")
+                 for name in line.split()[1:])
+
+
 @cache
 def parser(lang: str) -> Any:
     from lark import Lark
 
-    return Lark(grammar_text(lang), parser="earley", lexer=maximal_munch_lexer(), start="start")
+    return Lark(grammar_text(lang), parser="earley", lexer=maximal_munch_lexer(), start="start",
+                postlex=KeepLayout(layout_terminals(lang)))
 
 
 def check(lang: str, text: str) -> str | None:

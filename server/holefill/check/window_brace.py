@@ -287,7 +287,49 @@ def _c_all_regions(language: str, doc: str, h: int, p: int
     if h <= C_MODES_LIMIT:  # the text before the first hole is read from the head on
         left = _c_left_regions(language, src, h, _Modes(_C_AUTOMATON, doc, 0, h, 1 << CODE))
     modes = _Modes(_C_AUTOMATON, doc, p, min(e, p + C_MODES_LIMIT), _c_starts(doc[p:e]))
-    return left, _c_regions(language, src, p, e, modes), e
+    closed = _directive_closed(doc[:e], p)
+    right = src if closed is None else _Source(language, closed)
+    return left, _c_regions(language, right, p, e, modes), e
+
+
+# A directive keyword and the neutral line that keeps its place in a conditional group.
+_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([A-Za-z_]*)")
+_NEUTRAL = {"if": "#if 1", "ifdef": "#if 1", "ifndef": "#if 1", "elif": "#elif 1",
+            "elifdef": "#elif 1", "elifndef": "#elif 1", "else": "#else", "endif": "#endif"}
+
+
+def _directive_closed(text: str, p: int) -> str | None:
+    """`text` with the directive line that holds position p (continuations included)
+    replaced by a well-formed line of the same length (`#if 1`, `#elif 1`, `#else`, `#endif`
+    for the lines of a conditional group, blanks for the others; line breaks kept), or None
+    when p is on no directive line or the line is too short.
+
+    For tree-sitter's proposals after the last hole only: with the hole empty, a directive
+    cut in the middle (`#if defined( B_NO_TY|include <vector>`) can be read across its line
+    end, the body of the next `namespace` as a block, and a region's stand-in would then
+    stand in the wrong role (a window NO where the file says YES). Soundness never rests on
+    this reading: regions begin where every lexical state is code again (after the line's
+    end) and our grammar checks their members."""
+    start = text.rfind("\n", 0, p) + 1
+    while start > 0 and not _clean_line_start(text, start):  # a continued line
+        start = text.rfind("\n", 0, start - 1) + 1
+    m = _DIRECTIVE.match(text, start)
+    if m is None or m.end() > p + 1:
+        return None
+    end = start
+    while True:  # the line's end, after its continuations
+        end = text.find("\n", max(end, p))
+        if end < 0:
+            end = len(text)
+            break
+        if _clean_line_start(text, end + 1):
+            break
+        end += 1
+    neutral = _NEUTRAL.get(m.group(1), "")
+    if len(neutral) > end - start:
+        return None
+    line = "".join("\n" if ch == "\n" else " " for ch in text[start:end])
+    return text[:start] + neutral + line[len(neutral):] + text[end:]
 
 
 @dataclass(frozen=True)
