@@ -60,7 +60,7 @@ def main() -> None:
     for holes in (1, 2, 3):
         cuts = list(span_cuts(texts, holes, args.per_task, seed=holes))
         total, lex, core, wit, tsp = [], [], [], [], []
-        not_yes = 0
+        not_yes = by_design = 0
         for c in cuts:
             runs = []
             for _ in range(args.repeat):
@@ -68,7 +68,14 @@ def main() -> None:
                 res = chk.check(c.chunks)
                 runs.append(((time.perf_counter() - t0) * 1e3, res))
             ms, res = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
-            not_yes += res.verdict.value != "yes"
+            if res.verdict.value != "yes":
+                # The anchored check refuses, by design, a real middle that changes the reading
+                # of the fixed text (e.g. a hole ending inside an #include line: `algorithm>`
+                # after it is code when the hole is empty, directive text when filled).
+                if chk.keeps_reading(c.chunks, c.middles):
+                    not_yes += 1
+                else:
+                    by_design += 1
             total.append(ms)
             lex.append(res.stats["lex_ms"])
             core.append(res.stats["core_ms"])
@@ -85,8 +92,12 @@ def main() -> None:
               f" | {statistics.median(lex):7.2f} {statistics.median(core):8.2f} | "
               f"{statistics.median(wit):11.2f} {pct(wit, .9):7.2f} | {ts_med} | "
               f"{paper if paper else '-'}")
+        if by_design:
+            print(f"      {by_design} cut(s) not YES whose real middle changes the reading of "
+                  "the text around it (refused by design)")
         if not_yes:
-            print(f"      warning: {not_yes} cut(s) were not answered YES")
+            print(f"      warning: {not_yes} cut(s) whose real middle keeps the reading were "
+                  "not answered YES")
     print("\nAll times in ms. 'check' = lexing with holes + native emptiness check.")
 
 
