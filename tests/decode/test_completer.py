@@ -29,6 +29,7 @@ pytest.importorskip("transformers")
 from holefill.decode import Cancelled, Completer, NotCompletable  # noqa: E402
 
 FAST = dict(max_new_tokens=10, top_k=4)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -336,6 +337,35 @@ def test_repetition_guard_cuts_where_the_model_starts_copying_itself(text, cut) 
     assert (None if got is None else text[:got]) == cut
 
 
+@pytest.mark.parametrize(("body", "start", "right", "at"), [
+    ("n}", 1, "}\n", 1),             # `"count": n}` before the user's `}`
+    ("f(x))", 4, ")\n", 4),          # its own `(` closed first, then the outer one
+    ("x\n}", 2, "\n}\n", 2),         # the block's `}` on the next line of the right context
+    ("s}", 0, "}", 1),                # inside the token: the cut keeps `s`
+    ("n]", 1, "}\n", None),           # another closer than the right context's
+    ("n}", 1, "  x}", None),           # the right context does not begin with a closer
+    ("a) + b)", 6, ")", None),         # the body closed an outer bracket before this token
+    ("'}'}", 3, "}", 3),               # a quoted closer is not one
+    ("g(}", 2, "}", None),             # `}` inside the body's own `(`
+])
+def test_a_closer_the_text_after_the_hole_already_writes_ends_the_filling(
+        body, start, right, at) -> None:
+    from holefill.decode.loop import right_closer_echo
+
+    assert right_closer_echo(body, start, right) == at
+
+
+def test_the_readme_example_keeps_the_users_closing_brace_to_its_dict() -> None:
+    """The bundled model wrote `radients} ; {` at `"count": <|hole|>}` (valid: the user's `}`
+    then closed a new empty dict). It stops before re-closing what the user's `}` closes."""
+    chunks = (ROOT / "examples" / "holes.py").read_text().split("<|hole|>")
+    res = Completer(device="cpu", threads=1).fill(chunks, "python", keep_to_place=True)
+    assert parses(res.text(chunks))
+    fill = res.fills[1]
+    assert fill.count("{") == fill.count("}") and "}" not in fill.replace("{}", "")
+    assert res.holes[1].ended_by in ("closer", "end")
+
+
 def test_a_suggestion_at_a_line_end_stops_at_a_blank_line(completer) -> None:
     """With stop_at_blank_line (inline suggestions at a line end), a filling that wrote a
     blank line after a complete statement ends there instead of running to max tokens."""
@@ -343,9 +373,8 @@ def test_a_suggestion_at_a_line_end_stops_at_a_blank_line(completer) -> None:
     res = completer.fill(chunks, "python", max_new_tokens=40, stop_at_blank_line=True,
                          temperature=1.0, seed=5, top_k=8)
     hole = res.holes[0]
-    if hole.ended_by == "blank-line":
-        assert "\n\n" not in res.fills[0].rstrip("\n") + "\n" or True
-        assert parses(res.text(chunks))
+    if hole.ended_by == "blank-line":  # cut after the statement's line break
+        assert res.fills[0].endswith("\n") and parses(res.text(chunks))
     assert hole.ended_by != "blank-line" or not _BLANKS.search(res.fills[0][:-1])
 
 

@@ -55,7 +55,7 @@ ON_STUCK = ("witness", "stop")
 AUTOREGRESSIVE_ONLY = frozenset({
     "heal", "multiline", "block_indent", "replaceable", "stop_at_blank_line",
     "hole_placeholder", "max_prompt_tokens", "repetition_guard", "incremental", "top_p",
-    "segmented", "split_at_holes", "keep_to_place",
+    "segmented", "split_at_holes", "keep_to_place", "stop_at_right_closer",
 })
 
 

@@ -88,6 +88,10 @@ class DecodeSettings:
     # stop where the model starts repeating itself (the same line twice in a row, or a short
     # pattern over and over), cut back to where closing is allowed before the repeat
     repetition_guard: bool = True
+    # stop before a closing bracket that would close a bracket opened before the hole when
+    # the text after the hole begins with that same closer (the model re-closing what the
+    # user's code already closes), where closing is allowed there
+    stop_at_right_closer: bool = True
 
     def __post_init__(self) -> None:
         if self.on_stuck not in ON_STUCK:
@@ -104,7 +108,7 @@ class HoleResult:
     tokens: int = 0
     rejected: int = 0
     verified: bool = True
-    # end, line-end, blank-line, repetition, max-tokens, stuck, empty-budget
+    # end, line-end, blank-line, repetition, closer, max-tokens, stuck, empty-budget
     ended_by: str = "end"
     completed_by: str = "model"  # model, witness, best-stop, none
     check_ms: list[float] = field(default_factory=list)
@@ -532,6 +536,10 @@ class HoleDecoder:
         if stop is not None:
             self.text = stop
             return "line-end"
+        stop = self._right_closer_stop(new, delta)
+        if stop is not None:
+            self.text = stop
+            return "closer"
         if not self.settings.multiline and "\n" in new[len(self.heal):]:
             return "reject"  # one line was asked for, and it cannot end here: another token
         if complete and delta and len(new) > len(self.heal) and not self._may_open(new):
@@ -580,6 +588,23 @@ class HoleDecoder:
                     if self._may_close(cut):
                         return cut
         return None
+
+    def _right_closer_stop(self, new: str, delta: str) -> str | None:
+        """The text before a closer the token writes that the text after the hole already
+        writes (`"count": n}` before the user's `}`), when closing is allowed there."""
+        right = self.state.after[0]
+        rep = self.settings.replaceable
+        if not self.settings.stop_at_right_closer or (rep and right.startswith(rep)):
+            return None
+        body = new[len(self.heal):]
+        at = right_closer_echo(body, max(0, len(body) - len(delta)), right)
+        if at is None:
+            return None
+        cut = body[:at]
+        cut = cut.rstrip() if right[: len(right) - len(right.lstrip())].count("\n") else \
+            cut.rstrip(" \t")
+        cut = self.heal + cut
+        return cut if self._may_close(cut) else None
 
     def _supplies_replaceable(self, text: str) -> bool:
         rep = self.settings.replaceable
@@ -660,7 +685,7 @@ class HoleDecoder:
 
 
 # The ways a filling ends with its text kept as written (others go to the fallback).
-STOPPED = ("end", "line-end", "blank-line", "repetition")
+STOPPED = ("end", "line-end", "blank-line", "repetition", "closer")
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # A short pattern written again and again (`, 0, 0, 0, ...` or `((((((((`): 8 times or more
@@ -682,6 +707,43 @@ def repetition_cut(text: str) -> int | None:
     m = _REPEATED.search(text)
     if m is not None and len(m.group(0)) >= 24 and m.group(1).strip():
         return m.start() + len(m.group(1))
+    return None
+
+
+_CLOSER_OF = {"(": ")", "[": "]", "{": "}"}
+_QUOTES = "\"'`"
+
+
+def right_closer_echo(body: str, start: int, right: str) -> int | None:
+    """Where, at or after `start`, `body` first writes a closer that closes a bracket opened
+    before it (none of its own brackets are open) when the text after the hole `right` begins
+    (after blanks) with that same closer; None otherwise, or once the body closed an outer
+    bracket before `start`. Quoted text on one line is skipped (a rough reading: this only
+    chooses where to stop, and the check decides whether stopping there is allowed)."""
+    first = right.lstrip()
+    if not first or first[0] not in _CLOSER_OF.values():
+        return None
+    stack: list[str] = []
+    quote, escaped = "", False
+    for i, ch in enumerate(body):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch in (quote, "\n"):
+                quote = ""
+        elif ch in _QUOTES:
+            quote = ch
+        elif ch in _CLOSER_OF:
+            stack.append(_CLOSER_OF[ch])
+        elif ch in _CLOSER_OF.values():
+            if stack and stack[-1] == ch:
+                stack.pop()
+            elif i >= start and not stack and ch == first[0]:
+                return i
+            else:
+                return None
     return None
 
 
