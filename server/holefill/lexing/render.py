@@ -112,7 +112,8 @@ class Renderer:
         self.reps = class_representatives(dfa)
         # Breadth-first search tries classes in this order, so witnesses read like text.
         self.class_order = sorted(range(len(self.reps)), key=lambda k: _niceness(self.reps[k]))
-        self._bfs_cache: dict[int, dict[int, tuple[int, int] | None]] = {}
+        self._bfs_cache: dict[int, tuple[dict[int, tuple[int, int] | None],
+                                         dict[int, int]]] = {}
 
     def _cls(self, ch: str) -> int:
         c = ord(ch)
@@ -128,12 +129,37 @@ class Renderer:
             s = trans[s][self._cls(ch)]
         return s
 
-    def _bfs(self, src: int) -> dict[int, tuple[int, int] | None]:
-        """Shortest strings from `src` to every reachable state, as parent pointers."""
+    def _run_all(self, sources: list[int], text: str) -> dict[int, int]:
+        """`_run` from every source at once: end state -> the first source (in order) that
+        ends there. Runs that meet go on as one (after a hole hundreds of states may start a
+        long fixed text; they merge within a few characters)."""
+        trans = self.dfa.trans
+        rank = {}
+        for s in sources:
+            rank.setdefault(s, len(rank))
+        live = {s: s for s in rank if s >= 0}
+        for ch in text:
+            c = self._cls(ch)
+            nxt: dict[int, int] = {}
+            for x, origin in live.items():
+                y = trans[x][c]
+                if y >= 0 and (y not in nxt or rank[origin] < rank[nxt[y]]):
+                    nxt[y] = origin
+            live = nxt
+            if not live:
+                break
+        # in the order of their sources, as one run after another would find them
+        return dict(sorted(live.items(), key=lambda item: rank[item[1]]))
+
+    def _bfs(self, src: int) -> tuple[dict[int, tuple[int, int] | None], dict[int, int]]:
+        """Shortest strings from `src` to every reachable state: parent pointers and
+        lengths (spelled only for the states a rendering uses: spelling every reachable
+        state of a large DFA made one lexeme's rendering cost tens of ms)."""
         got = self._bfs_cache.get(src)
         if got is not None:
             return got
         prev: dict[int, tuple[int, int] | None] = {src: None}
+        dist = {src: 0}
         queue = deque([src])
         trans = self.dfa.trans
         order = self.class_order
@@ -144,9 +170,10 @@ class Renderer:
                 y = row[c]
                 if y >= 0 and y not in prev:
                     prev[y] = (x, c)
+                    dist[y] = dist[x] + 1
                     queue.append(y)
-        self._bfs_cache[src] = prev
-        return prev
+        self._bfs_cache[src] = (prev, dist)
+        return prev, dist
 
     def _spell(self, prev: dict[int, tuple[int, int] | None], dst: int) -> str:
         out = []
@@ -165,25 +192,21 @@ class Renderer:
         item, in order, and the DFA state the lexeme ends in; or None when impossible.
         """
         accept = self.dfa.accept
-        # layers[j]: state -> (previous state, hole string) after items[:j+1]
-        layers: list[dict[int, tuple[int, str]]] = []
-        cur: dict[int, tuple[int, str]] = {self.dfa.start: (-1, "")}
+        # layers[j]: state -> (previous state, length of the hole's string) after
+        # items[:j+1]; a hole's strings are spelled from the BFS of their source at the end
+        layers: list[dict[int, tuple[int, int]]] = []
+        cur: dict[int, tuple[int, int]] = {self.dfa.start: (-1, 0)}
         for kind, val in items:
-            nxt: dict[int, tuple[int, str]] = {}
+            nxt: dict[int, tuple[int, int]] = {}
             if kind == "text":
-                for s in cur:
-                    y = self._run(s, val)  # type: ignore[arg-type]
-                    if y >= 0 and y not in nxt:
-                        nxt[y] = (s, "")
+                nxt = {y: (s, 0) for y, s in self._run_all(list(cur), val).items()}  # type: ignore[arg-type]
             else:
                 # Prefer the shortest string overall: visit sources in order of their own cost.
                 for s in cur:
-                    prev = self._bfs(s)
-                    for y in prev:
-                        cand = self._spell(prev, y)
+                    for y, n in self._bfs(s)[1].items():
                         old = nxt.get(y)
-                        if old is None or len(cand) < len(old[1]):
-                            nxt[y] = (s, cand)
+                        if old is None or n < old[1]:
+                            nxt[y] = (s, n)
             layers.append(nxt)
             cur = nxt
             if not cur:
@@ -191,13 +214,13 @@ class Renderer:
         finals = [s for s in cur if accept[s] == term]
         if not finals:
             return None
-        s = min(finals, key=lambda x: len(cur[x][1]))
+        s = min(finals, key=lambda x: cur[x][1])
         end = s
         fills: list[str] = []
         for j in range(len(items) - 1, -1, -1):
-            prev_s, text = layers[j][s]
+            prev_s = layers[j][s][0]
             if items[j][0] == "hole":
-                fills.append(text)
+                fills.append(self._spell(self._bfs(prev_s)[0], s))
             s = prev_s
         return fills[::-1], end
 
