@@ -17,7 +17,7 @@ from holefill.bench.infilling import SPLITS, infilling_tasks, sample_tasks
 from holefill.bench.kept import python_tokens_kept
 from holefill.bench.metrics import paired
 from holefill.bench.report import _con_vs_van
-from holefill.bench.runner import Record, swallowed
+from holefill.bench.runner import Record, repaired, swallowed
 from holefill.bench.sandbox import Isolation, run_python
 
 SIZES = {"single-line": 1033, "multi-line": 5815, "random-span": 1640, "random-span-light": 164}
@@ -149,6 +149,22 @@ def test_swallowed_fixed_code_is_judged_by_cpythons_tokenizer() -> None:
     assert swallowed("cpp", ["int x = ", ";"], ["1"], ["2"]) is None
     # the original itself cannot be tokenized: not judged
     assert swallowed("python", ["x = '''", "\n"], ["a"], ["'''"]) is None
+
+
+def test_repaired_brackets_are_judged_by_cpythons_tokenizer() -> None:
+    """A filling that closes the user's dict early, so that the user's `}` closes a new one,
+    re-pairs it; brackets whose partner was in the removed text are free."""
+    chunks = ['d = {"mean": m, "count": ', "}\n"]
+    assert repaired("python", chunks, ["n"], ["n"]) is False
+    assert repaired("python", chunks, ["n"], ["n} ; {"]) is True
+    assert repaired("python", chunks, ["n"], ["f(n)"]) is False
+    # the `(` paired with the removed `)`: the filling may close it anywhere
+    assert repaired("python", ["x = f(a", "\ny = 2\n"], [")"], [", b)"]) is False
+    # the user's `(` ... `)` around a hole stay paired, across lines
+    around = ["x = f(\n    ", ",\n    b)\n"]
+    assert repaired("python", around, ["a"], ["g(a)"]) is False
+    assert repaired("python", around, ["a"], ["a), (c"]) is True
+    assert repaired("cpp", ["int x = ", ";"], ["1"], ["2"]) is None
 
 
 def test_lenient_reading_of_invalid_fills() -> None:

@@ -90,3 +90,52 @@ def python_tokens_kept(chunks: Sequence[str], original: Sequence[str],
             if (a + shift, b + shift, t, s) not in found:
                 return False
     return True
+
+
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _partners(tokens: list[Token]) -> dict[int, int]:
+    """Bracket token start offset -> its partner's start offset, both ways (CPython's
+    tokenizer reads brackets as OP tokens; a mismatched closer pairs with nothing)."""
+    out: dict[int, int] = {}
+    stack: list[tuple[int, str]] = []
+    for a, _, _, s in tokens:
+        if s in _OPENERS:
+            stack.append((a, _OPENERS[s]))
+        elif s in _OPENERS.values():
+            if stack and stack[-1][1] == s:
+                b, _ = stack.pop()
+                out[a], out[b] = b, a
+            else:
+                stack.clear()
+    return out
+
+
+def python_brackets_kept(chunks: Sequence[str], original: Sequence[str],
+                         fills: Sequence[str]) -> bool | None:
+    """Whether every bracket of the fixed text that paired with another bracket of the fixed
+    text in the original file still pairs with that one in the filled file (a filling that
+    closes the user's dict early so that the user's `}` closes a new one fails). None when
+    CPython cannot tokenize the original; judged as far as the filled file tokenizes."""
+    read = _tokens("".join(c + m for c, m in zip(chunks, [*original, ""], strict=True)))
+    if read is None:
+        return None
+    got = _tokens("".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True)), True)
+    assert got is not None  # lenient
+    before, after = _partners(read[0]), _partners(got[0])
+    old_at, new_at = _chunk_starts(chunks, original), _chunk_starts(chunks, fills)
+
+    def fixed(offset: int) -> int | None:  # the offset in the filled file, or None
+        for j, chunk in enumerate(chunks):
+            if old_at[j] <= offset < old_at[j] + len(chunk):
+                return offset - old_at[j] + new_at[j]
+        return None
+
+    for a, b in before.items():
+        fa, fb = fixed(a), fixed(b)
+        if fa is None or fb is None or max(fa, fb) >= got[1]:
+            continue
+        if after.get(fa) != fb:
+            return False
+    return True

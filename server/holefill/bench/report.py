@@ -202,7 +202,11 @@ def _swallowed_line(res: BenchResults) -> str:
         return ""
     return ("Fills that swallowed fixed code, over all Python samples of this run (" +
             str(rows[0]["n"]) + " per mode): " +
-            ", ".join(f"{r['mode']} {fmt(r.get('swallowed'))}" for r in rows) + ".")
+            ", ".join(f"{r['mode']} {fmt(r.get('swallowed'))}" for r in rows) + ". Fills that "
+            "re-paired the user's brackets (a bracket of the fixed text that closed another "
+            "one of the fixed text closes something else: `\"count\": n} ; {` before the "
+            "user's `}`): " +
+            ", ".join(f"{r['mode']} {fmt(r.get('repaired'))}" for r in rows) + ".")
 
 
 def _con_vs_van(groups: Sequence[str], get: Any, paired: dict[str, dict[str, int]]) -> str:

@@ -17,7 +17,7 @@ from holefill.errors import HolefillError
 from . import oracles
 from .config import BenchConfig
 from .datasets import Sample
-from .kept import python_tokens_kept
+from .kept import python_brackets_kept, python_tokens_kept
 from .modes import CHECKED, MODEL_MODES, VANILLA, Mode, checked_fills
 
 REFERENCE = "Ref."  # the removed text put back: checks that the oracles accept the originals
@@ -47,6 +47,9 @@ class Record:
     # Python: a token of the fixed text (but a chunk's first and last) is not in the filled
     # file unchanged (bench.kept, CPython's tokenize); None: not judged (other languages)
     swallowed: bool | None = None
+    # Python: a bracket of the fixed text that paired with another one of the fixed text no
+    # longer pairs with it (bench.kept); None: not judged
+    repaired: bool | None = None
 
     def summary(self) -> dict[str, Any]:
         """The record without the fillings and check times, for results.json."""
@@ -186,6 +189,7 @@ def judge_records(records: list[Record], samples: Sequence[Sample],
         rec.valid = oracles.judge(rec.language, cut.filled(rec.fills))
         if not rec.error:  # a mode that raised filled nothing: not judged
             rec.swallowed = swallowed(rec.language, cut.chunks, cut.middles, rec.fills)
+            rec.repaired = repaired(rec.language, cut.chunks, cut.middles, rec.fills)
     tested = [r for r in records if r.language == "python" and by_name[r.sample].test]
     if tested:
         programs = {id(r): by_name[r.sample].program(r.fills) for r in tested}
@@ -212,6 +216,17 @@ def swallowed(language: str, chunks: Sequence[str], middles: Sequence[str],
     if language != "python":
         return None
     kept = python_tokens_kept(chunks, middles, fills, lenient=True)
+    return None if kept is None else not kept
+
+
+def repaired(language: str, chunks: Sequence[str], middles: Sequence[str],
+             fills: Sequence[str]) -> bool | None:
+    """Did the fillings re-pair the user's brackets (Python only: a bracket of the fixed text
+    that paired with another one of the fixed text in the original file closes or opens
+    something else in the filled one, judged by CPython's tokenize; holefill.bench.kept)?"""
+    if language != "python":
+        return None
+    kept = python_brackets_kept(chunks, middles, fills)
     return None if kept is None else not kept
 
 
