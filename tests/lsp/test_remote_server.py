@@ -414,6 +414,43 @@ async def test_cancel_request_during_a_remote_fill_closes_the_http_request_at_on
     ast.parse(applied(BROKEN, await suggest(lsp, uri), *CURSOR))
 
 
+async def test_cancelling_the_load_closes_its_request_to_a_server_that_does_not_answer(
+        lsp: RawClient, shared: InferenceServer) -> None:
+    """The load's first request hangs; the user cancels the load's progress item: the request
+    is closed then (the inference server sees its client go), not at the timeout (60 s
+    here), and the model loads once asked for after the server answers again."""
+    hangs, ends = len(hanging(shared)), len(shared.events("hang-ended"))
+    shared.control("hang", paths=["/v1/models"])
+    await lsp.initialize(remote_options(shared.url, remoteTimeout=60), timeout=scaled(30))
+    assert await until(lambda: len(hanging(shared)) > hangs, scaled(30)), shared.events()
+    token = _load_item(lsp)
+    assert token is not None, "no load progress item"
+    t0 = time.monotonic()
+    lsp.notify("window/workDoneProgress/cancel", {"token": token})
+    assert await until(lambda: len(shared.events("hang-ended")) > ends, scaled(5)), \
+        shared.events()
+    took = time.monotonic() - t0
+    ended = shared.events("hang-ended")[-1]
+    print(f"the load's request was closed {1e3 * took:.0f} ms after the cancel: {ended}")
+    assert ended[2] == "client gone"
+    assert not shown(lsp), "a cancel is no error"
+    shared.control(None)
+    uri = "file:///project/after_cancelled_load.py"
+    open_doc(lsp, uri, BROKEN)
+    ast.parse(applied(BROKEN, await suggest(lsp, uri, timeout=30), *CURSOR))
+
+
+def hanging(server: InferenceServer) -> list[tuple[float, str, str]]:
+    return [e for e in server.events("fault") if e[2].startswith("hang /v1/models")]
+
+
+def _load_item(client: RawClient) -> str | None:
+    return next((p["token"] for p in client.notifications("$/progress")
+                 if isinstance(p, dict) and isinstance(p.get("value"), dict)
+                 and p["value"].get("kind") == "begin"
+                 and p["value"].get("title") == "holefill: loading model"), None)
+
+
 # ------------------------------------------------------------------- broken servers
 
 FAULTS = {

@@ -80,6 +80,8 @@ class Completer:
     One fill runs at a time per completer (the KV cache is shared between fills).
     ``decoder``: "autoregressive" (FIM, left to right), "diffusion" (a masked-diffusion model
     fills every hole at once, `holefill.decode.diffusion`) or "auto" (from the model).
+    ``load_cancel``: polled by a remote model's set-up requests (a cancelled load closes a
+    request to a server that does not answer); a local load stops through ``progress``.
     """
 
     def __init__(
@@ -97,6 +99,7 @@ class Completer:
         remote_model: str | None = None,
         context_length: int | None = None,
         timeout_s: float | None = None,
+        load_cancel: Callable[[], bool] | None = None,
     ) -> None:
         name = None if model is None else os.fspath(model)
         self.backend: Any
@@ -110,7 +113,7 @@ class Completer:
             http = HttpOptions() if timeout_s is None else HttpOptions(timeout_s=timeout_s)
             self.backend = RemoteBackend(RemoteSpec(
                 name, model=remote_model, template=template, fim_format=fim_format,
-                context_length=context_length, http=http), progress)
+                context_length=context_length, http=http), progress, load_cancel)
         else:
             spec = ModelSpec(model=name, device=device, dtype=dtype,
                              trust_remote_code=trust_remote_code, threads=threads,

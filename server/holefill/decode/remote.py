@@ -125,8 +125,12 @@ class RemoteBackend:
     dtype = "server"
     source = "remote"
 
-    def __init__(self, spec: RemoteSpec, progress: ProgressFn | None = None) -> None:
+    def __init__(self, spec: RemoteSpec, progress: ProgressFn | None = None,
+                 cancel: Callable[[], bool] | None = None) -> None:
+        """``cancel``: the load's own signal; a set-up request waiting on a server that does
+        not answer is closed when it fires (not only at the timeout)."""
         report = progress or (lambda stage, frac: None)
+        self._load_cancel = cancel
         self.spec = spec
         base, fragment = split_model_url(spec.url)
         key = os.environ.get(API_KEY_ENV) or None
@@ -163,6 +167,7 @@ class RemoteBackend:
         self.ids_prompts = self._tokenize_path is not None
         self._ids_confirmed = False
         self.load_s = time.perf_counter() - t0
+        self._load_cancel = None  # the load is over: later requests carry their own
         report("ready", 1.0)
         log.info("remote model %s: template %s (%s), context %d, tokenizer %s", self.name,
                  self.template.family, self.template.fim_format, self.context_length,
@@ -172,7 +177,7 @@ class RemoteBackend:
 
     def _get(self, client: HttpClient, path: str) -> Any:
         self.requests += 1
-        return client.get(path)
+        return client.get(path, self._load_cancel)
 
     def _get_optional(self, client: HttpClient, path: str) -> Any:
         try:
@@ -186,7 +191,8 @@ class RemoteBackend:
         for path in ("/tokenize", "/extras/tokenize"):
             try:
                 self.requests += 1
-                parse_tokens(self.root.post(path, self._tokenize_body("a")))
+                parse_tokens(self.root.post(path, self._tokenize_body("a"),
+                                            self._load_cancel))
                 return path
             except (HTTPError, ProtocolError):
                 continue
@@ -244,7 +250,7 @@ class RemoteBackend:
             return []
         self.requests += 1
         return parse_tokens(self.root.post(self._tokenize_path, self._tokenize_body(text),
-                                           cancel))
+                                           cancel or self._load_cancel))
 
     def detokenize(self, ids: list[int], cancel: Callable[[], bool] | None = None) -> str:
         if self._detokenize_path is None:
@@ -255,7 +261,8 @@ class RemoteBackend:
         if self.model:
             body["model"] = self.model
         self.requests += 1
-        return parse_detokenized(self.root.post(self._detokenize_path, body, cancel))
+        return parse_detokenized(self.root.post(self._detokenize_path, body,
+                                                cancel or self._load_cancel))
 
     # ------------------------------------------------------------------------- prompts
 

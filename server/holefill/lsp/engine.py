@@ -8,7 +8,8 @@ the queue, and the fills queued or running for the old model are cancelled.
 A load can be cancelled (`cancel_load`: the user cancelled its progress item; or another
 model's load replaces it). Its waiters are answered `LoadCancelled` at once; the load itself
 stops at its next step (the backends report "resolve", "tokenizer", "weights", "device";
-transformers' `from_pretrained`, one step, cannot be stopped inside) and keeps nothing, also
+transformers' `from_pretrained`, one step, cannot be stopped inside; a remote model's set-up
+request to a server that does not answer is closed at once) and keeps nothing, also
 when it finished before it noticed: the user asked for no model, and a large one would hold
 its memory. The old model is gone by then (a load drops it first: two may not fit together).
 A load the user cancelled is not started again by automatic requests (`cancelled_key`):
@@ -121,7 +122,8 @@ class Engine:
         comp = Completer(model=settings.model, device=settings.device, dtype=settings.dtype,
                          trust_remote_code=settings.trust_remote_code, progress=progress,
                          template=settings.template, fim_format=settings.fim_format,
-                         decoder=settings.decoder, timeout_s=settings.remote_timeout)
+                         decoder=settings.decoder, timeout_s=settings.remote_timeout,
+                         load_cancel=token.is_set)
         if token.is_set():  # cancelled in its last step: the user asked for no model
             raise LoadCancelled(f"the model load finished after its cancel ({token.reason}); "
                                 "not kept")
