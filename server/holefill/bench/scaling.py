@@ -67,6 +67,9 @@ class Cell:
     note: str = ""
     language: str = "python"
     prep_ms: list[float] = field(default_factory=list)  # engine: the request's first checks
+    # engine: the same preparation for the request after the user typed the replayed text at
+    # the hole (typing along: the engines of the first request are reused)
+    warm_ms: list[float] = field(default_factory=list)
     fallbacks: int = 0  # engine: per-token checks the engine left to the classic check
 
 
@@ -258,8 +261,9 @@ def _measure_engine(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Spl
     """The decoding loop's checks (holefill.decode.completer.request_checks with the default
     settings): per cut, the request's preparation (windows, segments, engines, and the first
     check of every part, as Completer.fill starts) timed once, then one check of the first
-    hole's part per replayed token. A new engine per request: no cache across requests."""
-    from holefill.decode.completer import request_checks
+    hole's part per replayed token; then the request after the user typed the replayed text,
+    with the engines of the first (`warm_ms`: typing along). A new cache per cut."""
+    from holefill.decode.completer import EngineCache, request_checks
     from holefill.decode.loop import DecodeSettings
 
     settings = DecodeSettings()
@@ -267,30 +271,36 @@ def _measure_engine(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Spl
     prep_verdicts: Counter[str] = Counter()
     start = time.perf_counter()
 
-    def prepare(chunks: list[str]) -> list[Any]:
-        parts = request_checks(checker, chunks, settings)
+    def prepare(chunks: list[str], cache: EngineCache) -> list[Any]:
+        parts = request_checks(checker, chunks, settings, engine_for=cache.engine_for)
         for seg, constraint in parts:
             prep_verdicts[constraint.verdict(list(seg.chunks), list(seg.sites)).value] += 1
         return parts
 
     for c in cuts:
+        cache = EngineCache()
         with _phase(stages, f"{cell.language} prep"):
-            parts, ms = timed_ms(prepare, list(c.chunks))
+            parts, ms = timed_ms(prepare, list(c.chunks), cache)
         cell.prep_ms.append(ms)
         seg, constraint = next(p for p in parts if 0 in p[0].holes)
         sites = list(seg.sites)
         before = constraint.classic
-        middle = c.middles[0]
+        middle, typed = c.middles[0], ""
         for end in splitter(middle)[: config.steps_per_cut]:
             state = [seg.chunks[0] + middle[:end], *seg.chunks[1:]]
             with _phase(stages, f"{cell.language} token"):
                 got, ms = timed_ms(constraint.verdict, state, sites, True, (0, 1))
             cell.times_ms.append(ms)
             verdicts[got.value] += 1
+            typed = middle[:end]
             if time.perf_counter() - start > config.cell_budget_s:
                 cell.budget_hit = True
                 break
         cell.fallbacks += constraint.classic - before
+        if typed:
+            with _phase(stages, f"{cell.language} prep"):
+                _, ms = timed_ms(prepare, [c.chunks[0] + typed, *c.chunks[1:]], cache)
+            cell.warm_ms.append(ms)
         if cell.budget_hit:
             break
     cell.verdicts = dict(verdicts)
@@ -319,6 +329,7 @@ def _line(cell: Cell) -> str:
     from .metrics import median
 
     prep = f", prep {median(cell.prep_ms):.1f} ms" if cell.prep_ms else ""
+    prep += f", warm prep {median(cell.warm_ms):.1f} ms" if cell.warm_ms else ""
     return (f"scaling {cell.language:<6} {cell.variant:<7} {cell.lines:>6} lines {cell.holes}h: "
             f"{median(cell.times_ms):9.3f} ms/check over {len(cell.times_ms)} {cell.verdicts}"
             f"{prep}")

@@ -170,7 +170,9 @@ def _top_level(ref: ReferenceLexer, text: str, wanted: set[int],
     closes one from before the hole) and backwards from the end of the text (an opener
     without a closer after it is closed in a hole)."""
     names, blank, comment = ref.names, ref.blank, ref.comment_like
-    lexemes = [(a, names[lab]) for a, _, lab in ref.lex(ref.classes(text), 0)
+    reading = ref.reading(text)
+    lexemes = [(a, names[lab]) for a, lab in zip(reading.starts.tolist(),
+                                                 reading.labels.tolist(), strict=True)
                if lab >= 0 and lab not in blank and lab not in comment]
     depth = group = 0
     last, k = "", 0

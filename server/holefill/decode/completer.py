@@ -129,7 +129,7 @@ class Completer:
         self._lock = threading.Lock()
         # engines of recent requests: typing along in one place reuses the parse of the text
         # before the cursor and the closure of the text after it
-        self._engines: OrderedDict[tuple, IncrementalCheck] = OrderedDict()
+        self._engines = EngineCache()
 
     @property
     def name(self) -> str:
@@ -176,25 +176,6 @@ class Completer:
             fill = _Fill(self, chunks, language, settings, _as_callable(cancel), progress)
             return fill.run(only)
 
-    def _engine_for(self, checker: Any, chunks: Sequence[str], window: Any,
-                    max_steps: int) -> IncrementalCheck:
-        """The incremental engine for a request: a recent one when the text after the hole
-        (as the window cuts it) and the text before the left's start are the same (its left
-        parse re-reads only what changed), else a new one."""
-        engine = make_engine(checker, chunks, window, max_steps)
-        last = chunks[-1]
-        key = (checker.language, window.tail, window.suffix, engine.terms.unit, max_steps,
-               hash(chunks[0][: engine.left_start]), engine.left_start,
-               tuple(chunks[1:-1]), last[: len(last) - window.tail])
-        got = self._engines.get(key)
-        if got is None:
-            got = self._engines[key] = engine
-            while len(self._engines) > ENGINE_CACHE:
-                self._engines.popitem(last=False)
-        else:
-            self._engines.move_to_end(key)
-        return got
-
     def complete(self, prefix: str, suffix: str, language: str, **kwargs: Any) -> FillResult:
         """Fill-in-the-middle at one cursor: ``fill([prefix, suffix], ...)``."""
         return self.fill([prefix, suffix], language, **kwargs)
@@ -225,6 +206,43 @@ def make_engine(checker: Any, chunks: Sequence[str], window: Any,
         tail = [*chunks[1:-1], last[: len(last) - window.tail] + window.suffix]
         unit = indent_unit([chunks[0][start:], *tail])
     return IncrementalCheck(checker, start, window.tail, window.suffix, unit, max_steps)
+
+
+class EngineCache:
+    """The incremental engines of recent requests: typing along in one place reuses the parse
+    of the text before the cursor and the closure of the text after it."""
+
+    def __init__(self, size: int = ENGINE_CACHE) -> None:
+        self.size = size
+        self._engines: OrderedDict[tuple, IncrementalCheck] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._engines)
+
+    def values(self) -> list[IncrementalCheck]:
+        return list(self._engines.values())
+
+    def clear(self) -> None:
+        self._engines.clear()
+
+    def engine_for(self, checker: Any, chunks: Sequence[str], window: Any,
+                   max_steps: int) -> IncrementalCheck:
+        """A recent engine when the text after the hole (as the window cuts it) and the text
+        before the left's start are the same (its left parse re-reads only what changed),
+        else a new one (`make_engine`)."""
+        engine = make_engine(checker, chunks, window, max_steps)
+        last = chunks[-1]
+        key = (checker.language, window.tail, window.suffix, engine.terms.unit, max_steps,
+               hash(chunks[0][: engine.left_start]), engine.left_start,
+               tuple(chunks[1:-1]), last[: len(last) - window.tail])
+        got = self._engines.get(key)
+        if got is None:
+            got = self._engines[key] = engine
+            while len(self._engines) > self.size:
+                self._engines.popitem(last=False)
+        else:
+            self._engines.move_to_end(key)
+        return got
 
 
 def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings,
@@ -301,7 +319,7 @@ class _Fill:
         self.parts: list[tuple[Segment, Constraint]] = []
         if settings.constrained:
             self.parts = request_checks(self.checker, chunks, settings, cancel,
-                                        completer._engine_for)
+                                        completer._engines.engine_for)
         self.generator = (None if isinstance(completer.backend, RemoteBackend)
                           else seeded_generator(settings.seed))
 
@@ -349,7 +367,7 @@ class _Fill:
         reading of the text after it)."""
         seg, _ = self.parts[k]
         whole = segment_constraint(self.checker, seg.chunks, Window(), self.settings,
-                                   self.cancel, self.completer._engine_for)
+                                   self.cancel, self.completer._engines.engine_for)
         sites = (list(self.checker.anchors(list(seg.chunks)).sites)
                  if self.settings.anchored else [])
         verdict = whole.verdict(list(seg.chunks), sites)

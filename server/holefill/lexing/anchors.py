@@ -66,6 +66,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from holefill.grammar.tables import LexerDFA, TerminalInfo
+from holefill.lexing.relex import Reading, Relexer
 
 ERROR = -1  # the label of an error character in a reference reading
 
@@ -117,6 +118,13 @@ class ReferenceLexer:
                                and not t.literal)
         self.comment_like = frozenset(i for i, t in enumerate(terminals)
                                       if t.ignored and i not in self.blank)
+        self._relexer = Relexer(self.classes, dfa.munch, error_terms)
+
+    def reading(self, text: str) -> Reading:
+        """The lexemes of all of `text` from its start (as `lex`), re-read only where it
+        differs from a recent text (holefill.lexing.relex): typing along re-reads a few
+        lexemes of a large file, not the file."""
+        return self._relexer.read(text)
 
     def classes(self, text: str) -> list[int]:
         ascii_cls, bounds = self.dfa.class_of_ascii, self.dfa.boundaries
@@ -167,21 +175,48 @@ def compute_anchors(ref: ReferenceLexer, chunks: Sequence[str]) -> Anchors:
 
 
 def _own_reading(ref: ReferenceLexer, chunk: str) -> tuple[int | None, int | None]:
-    """alpha_s and rho of a chunk from its own reading S."""
-    cls = ref.classes(chunk)
+    """alpha_s and rho of a chunk from its own reading S: its first lexemes only, read from
+    a prefix of the chunk that grows while a lexeme's run reaches its end (the chunk after a
+    hole may be the rest of a large file)."""
+    width = OWN_READING_WINDOW
+    while True:
+        part = chunk[:width]
+        got = _own_reading_of(ref, ref.classes(part), len(part) < len(chunk))
+        if got is not None:
+            return got
+        width *= 4
+
+
+OWN_READING_WINDOW = 512
+
+
+def _own_reading_of(ref: ReferenceLexer, cls: Sequence[int],
+                    cut: bool) -> tuple[int | None, int | None] | None:
+    """`_own_reading` on the classes of a prefix of the chunk; None when `cut` (the prefix
+    is not the whole chunk) and a run read up to its end before the answer was known."""
+    n = len(cls)
     alpha_s = rho = None
     seen_head = False
-    for a, _, lab in ref.lex(cls):
-        if lab == ERROR:
+    i = 0
+    while i < n:
+        end, lab, scan = ref.dfa.munch(cls, i, n)
+        if cut and scan >= n:
+            return None
+        if end < 0 or lab in ref.error_terms:
+            i += 1
             continue
         if rho is None and lab not in ref.blank:
-            rho = a
+            rho = i
         if seen_head:
-            alpha_s = a
+            alpha_s = i
             break
         seen_head = True
+        i = end
+    else:
+        if cut:
+            return None
     if rho is None and seen_head:
-        rho = len(chunk)  # only blank lexemes: a comment may cover them all
+        rho = n  # only blank lexemes: a comment may cover them all
     return alpha_s, rho
 
 
@@ -198,18 +233,14 @@ def _spanning_lexemes(ref: ReferenceLexer,
     out: list[tuple[int, int] | None] = [None] * len(offsets)
     if not offsets:
         return out
-    cls = ref.classes(text)
-    k = 0
-    for a, b, lab in ref.lex(cls):
-        while k < len(offsets) and offsets[k] <= a:
-            k += 1
-        if k == len(offsets):
-            break
-        h = k
-        while h < len(offsets) and offsets[h] < b:
-            if lab != ERROR and a < offsets[h]:
-                out[h] = (b - offsets[h], lab)
-            h += 1
+    reading = ref.reading(text)
+    for h, at in enumerate(offsets):
+        if at == 0:
+            continue
+        k = reading.covering(at - 1)  # the lexeme of the character before the hole
+        if k is None or reading.ends[k] <= at or reading.labels[k] == ERROR:
+            continue
+        out[h] = (int(reading.ends[k]) - at, int(reading.labels[k]))
     return out
 
 
@@ -228,21 +259,23 @@ def respected(ref: ReferenceLexer, chunks: Sequence[str], fills: Sequence[str],
         if j < len(fills):
             text_parts.append(fills[j])
             at += len(fills[j])
-    lexemes = list(ref.lex(ref.classes("".join(text_parts))))
-    bounds = {a for a, _, _ in lexemes} | {b for _, b, _ in lexemes}
+    reading = ref.reading("".join(text_parts))
     for site in anchors.sites:
         lo = starts[site.chunk] + site.base
         hi = lo + site.length
-        through = any(a < lo and b > hi for a, b, _ in lexemes)
-        if site.passes and any(a < lo and b >= hi for a, b, _ in lexemes):
+        # the one lexeme that may begin before the site and reach into it
+        k = reading.covering(lo - 1) if lo > 0 else None
+        a, b, lab = ((int(reading.starts[k]), int(reading.ends[k]), int(reading.labels[k]))
+                     if k is not None else (lo, lo, ERROR))
+        through = a < lo and b > hi
+        if site.passes and a < lo and b >= hi:
             continue  # like the user's lexeme, one lexeme covers the whole site
         if through and not site.passes:
             return False
-        if not through and site.points and not any(lo + x in bounds for x in site.points):
+        if not through and site.points and not any(reading.is_boundary(lo + x)
+                                                   for x in site.points):
             return False
-        if site.rho is not None and any(
-                lab in ref.comment_like and a < lo and b > lo + site.rho
-                for a, b, lab in lexemes):
+        if site.rho is not None and lab in ref.comment_like and a < lo and b > lo + site.rho:
             return False
     return True
 
