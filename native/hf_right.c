@@ -626,6 +626,10 @@ void hf_right__item(const HfRight *self, int32_t id, int32_t *p, int32_t *q, int
   *next_bwd = t->next_bwd;
 }
 
+int32_t hf_right__item_symbol(const HfRight *self, int32_t id) {
+  return self->items.contents[id].x;
+}
+
 bool hf_right__is_final(const HfRight *self, int32_t s) {
   return self->final_flag.contents[s] != 0;
 }

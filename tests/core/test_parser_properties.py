@@ -162,6 +162,35 @@ def test_a_parser_asks_again_after_the_filtered_context_grew(problem, late):
     assert parser.query(right, n_j, j_edges, flat_exits(moved)) is want
 
 
+@settings(SETTINGS, max_examples=3000)  # fewer examples let single-rule mutants through
+@given(problems(), st.sampled_from(["blocks", "filtered"]))
+def test_tables_derived_before_the_context_grew_are_brought_up_to_date(problem, build):
+    """The parser keeps its Up rows across a growth of R and adds what the growth brings
+    (hf_parser__refresh): a question into the first block, then the same and the original
+    questions after the second block (new states, triples, finals, and with the filter new
+    entries on old states), answer as the checker does on the whole R."""
+    g, word, n_j, j_edges, n_r, split, r_edges, finals, exits = problem
+    ng = native(g)
+    parser = NativeParser(ng)
+    if parser.push(word) is CoreVerdict.NO:
+        return
+    inside = [(a, lab, r % split) for a, lab, r in exits]
+    right = NativeRight(ng)
+    entries = sorted({0, *(r for _, _, r in inside)}) if build == "filtered" else []
+    first = [e for e in r_edges if e[0] < split]
+    assert right.add(split, first, [f for f in finals if f < split],
+                     entries) is CoreVerdict.YES
+    before = [e for e in first if e[2] < split]
+    assert parser.query(right, n_j, j_edges, flat_exits(inside)) is checker_verdict(
+        ng, word, n_j, j_edges, split, before, [f for f in finals if f < split], inside)
+    later = sorted({r for _, _, r in exits} - set(entries)) if build == "filtered" else []
+    rest = [e for e in r_edges if e[0] >= split]
+    assert right.add(n_r, rest, [f for f in finals if f >= split], later) is CoreVerdict.YES
+    for asked in (inside, exits):
+        want = checker_verdict(ng, word, n_j, j_edges, n_r, r_edges, finals, asked)
+        assert parser.query(right, n_j, j_edges, flat_exits(asked)) is want
+
+
 @SETTINGS
 @given(problems(), st.lists(st.integers(0, 2), max_size=3))
 def test_rolling_back_gives_the_answers_of_a_fresh_parser(problem, extra):

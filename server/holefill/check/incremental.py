@@ -367,10 +367,9 @@ class RightContext:
         layout = self.terms.layout
         had_states, had_edges = self._sent
         if layout is None:
-            nfa = self.graph.nfa()
-            self._sent = (nfa.n_states, nfa.n_edges)
-            finals = [f for f in nfa.finals if f >= had_states]
-            return nfa.n_states, nfa.edges[4 * had_edges:], finals, raw_state
+            n_states, edges, finals = self.graph.grown_since(had_states, had_edges)
+            self._sent = (n_states, had_edges + len(edges) // 4)
+            return n_states, edges, finals, raw_state
         if self._session is None:
             self._session = layout.product_session(self.chunks, self.graph.nfa(),
                                                    self.terms.unit)

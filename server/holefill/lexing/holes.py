@@ -31,6 +31,7 @@ covered the first one (it must then reach the second as a boundary).
 from __future__ import annotations
 
 import bisect
+import itertools
 import threading
 from array import array
 from collections.abc import Mapping, Sequence
@@ -642,6 +643,18 @@ class RawGraph:
         if place not in self.done and not place.in_hole:
             self.expand([place])
         return self.b.state(place)
+
+    def grown_since(self, had_states: int, had_edges: int) -> tuple[int, array, list[int]]:
+        """What `nfa` would add to a snapshot of `had_states` states and `had_edges` edges:
+        the number of states, the new edges (quadruples) and the new finals, read off the
+        states added since (places are numbered in the order they were met) instead of a
+        whole new snapshot, which a growth of a 27,000-state graph paid 7 ms for."""
+        b, last = self.b, len(self.chunks) - 1
+        n = len(b.state_of)
+        end = (last, len(self.chunks[last]), -1)
+        new = itertools.islice(reversed(b.state_of.items()), n - had_states)
+        finals = sorted(s for key, s in new if key[:3] == end)
+        return n, b.edges[4 * had_edges:], finals
 
     def nfa(self) -> LexemeNFA:
         b, last = self.b, len(self.chunks) - 1

@@ -196,7 +196,13 @@ def free_width_moves(st: Stack, least: int = 0) -> list[tuple[Moves, Stack]]:
 
 
 def open_hole_moves(h: OpenHole) -> list[tuple[str, OpenHole]]:
-    """The INDENT ("I") and DEDENT ("D") moves an open hole can make, with the new state."""
+    """The INDENT ("I") and DEDENT ("D") moves an open hole can make, with the new state.
+
+    A state's moves and exit (open_hole_exit) read only `entry[:cut + 1]`, so a DEDENT that
+    closes entry level `cut` drops it from the state: holes entered with stacks that differ
+    only in levels the hole has closed (a left that opened one more block) then share their
+    states, and a right context grown by such an entry adds only the states above the
+    common levels (holefill.check.incremental.RightContext)."""
     entry, cut, free = h
     out: list[tuple[str, OpenHole]] = [("I", (entry, cut, True))]
     if free:
@@ -204,9 +210,9 @@ def open_hole_moves(h: OpenHole) -> list[tuple[str, OpenHole]]:
         out.append(("D", (entry, cut, False)))  # that was the last of them
     elif entry[cut] < 0:  # inside a free zone of the entry stack
         out.append(("D", (entry, cut, False)))
-        out.append(("D", (entry, cut - 1, False)))
+        out.append(("D", (entry[:cut], cut - 1, False)))
     elif cut > 0:
-        out.append(("D", (entry, cut - 1, False)))
+        out.append(("D", (entry[:cut], cut - 1, False)))
     return out
 
 
