@@ -110,3 +110,22 @@ def test_a_word_split_by_a_hole_stays_one_identifier_or_two(checker):
     fills = checker.witness(["int f() { int", "x = 1; return x; }"])
     assert fills is not None
     assert checker.completable(["int f() { int", "x = 1; return x; }"]) is Verdict.YES
+
+
+# Cuts of the slow sweep whose witnesses tree-sitter refused: a line comment left open before
+# an empty hole (`#include"0"//` then the next line's code), a `]` written apart from the
+# fixed `]` after the hole (`[[ a ] ]`), `__typeof (`, `[[ ]]`, `.template` without `<`.
+REFUSED_WITNESSES = [
+    ("CPP/72#2h1", 2, False), ("CPP/53#2h2", 2, False), ("CPP/129#3h2", 3, True),
+    ("CPP/94#1h0", 1, True), ("CPP/160#2h2", 2, True), ("CPP/145#3h0", 3, True),
+    ("CPP/32#3h0", 3, True),
+]
+
+
+@pytest.mark.parametrize(("name", "holes", "anchored"), REFUSED_WITNESSES)
+def test_witnesses_tree_sitter_refused_now_parse(checker, ts_parser, name, holes, anchored):
+    cut = next(c for c in span_cuts(PROGRAMS, holes, per_text=3, seed=holes) if c.name == name)
+    res = checker.check(cut.chunks, want_witness=True, anchored=anchored)
+    assert res.verdict is Verdict.YES and res.fills is not None
+    assert res.stats["witness_verified"] == 1.0
+    assert ts_accepts(ts_parser, cut.filled(res.fills)), res.fills

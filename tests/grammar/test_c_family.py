@@ -292,3 +292,36 @@ def test_function_heads_as_the_oracles_read_them(lang: str, text: str, ok: bool)
     parser = tree_sitter.Parser(tree_sitter.Language(grammar.language()))
     assert (not parser.parse(text.encode()).root_node.has_error) is ok  # the oracle agrees
     assert (Checker.for_language(lang).completable([text]) is Verdict.YES) is ok
+
+
+# Shapes g++ parses but tree-sitter-cpp refuses, that real code does not write, and that
+# witnesses or fills wrote (HumanEval-X witnesses, benchmarks/cpp_fills.py): out of the
+# grammar, so the checker's witnesses stay within what both oracles read. Judged by
+# tree-sitter; the True rows are the forms real code writes instead.
+TREE_SITTER_SHAPES = [
+    ("void f(int x) { __typeof__(x) y = x; }\n", False),
+    ("void f(int x) { decltype(x) y = x; }\n", True),
+    ("void f() { [[ ]]; }\n", False),
+    ("void f(int x) { [[maybe_unused]] int y = x; }\n", True),
+    ("struct A { operator int(); int g() { return operator int(); } };\n", False),
+    ("void f(int **p) { delete [] *p; }\n", False),
+    ("void f(int **p) { delete [] (p); }\n", False),
+    ("void f(int **p) { delete [] p[0]; }\n", True),
+    ("void f(int y) { auto g = [x(y)] { return x; }; }\n", False),
+    ("void f(int y) { auto g = [x = y] { return x; }; }\n", True),
+    ("template <int I[3] = {1}> struct S;\n", False),
+    ("template <int N = 3, bool B = (N > 2)> struct S;\n", True),
+    ("template <class U> void g(U u) { u.template f(); }\n", False),
+    ("template <class U> void g(U u) { u.template f<0>(); }\n", True),
+]
+
+
+@pytest.mark.parametrize(("text", "ok"), TREE_SITTER_SHAPES)
+def test_cpp_shapes_tree_sitter_refuses_are_out(text: str, ok: bool) -> None:
+    tree_sitter = pytest.importorskip("tree_sitter")
+    tree_sitter_cpp = pytest.importorskip("tree_sitter_cpp")
+    from holefill import Checker, Verdict
+
+    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
+    assert (not parser.parse(text.encode()).root_node.has_error) is ok  # the oracle agrees
+    assert (Checker.for_language("cpp").completable([text]) is Verdict.YES) is ok

@@ -114,6 +114,9 @@ class Renderer:
         self.class_order = sorted(range(len(self.reps)), key=lambda k: _niceness(self.reps[k]))
         self._bfs_cache: dict[int, tuple[dict[int, tuple[int, int] | None],
                                          dict[int, int]]] = {}
+        # Whether `]` and `]` stay two lexemes when written together (see `_join`).
+        end = self._run(dfa.start, "]")
+        self.brackets_apart = end < 0 or dfa.trans[end][self._cls("]")] < 0
 
     def _cls(self, ch: str) -> int:
         c = ord(ch)
@@ -230,12 +233,16 @@ class Renderer:
 
     def killer(self, state: int, sep: str) -> str:
         """A separator that ends a lexeme in `state` (so that maximal munch stops there):
-        `sep` when it does, else a line break (a line comment), else `sep` anyway."""
+        `sep` when it does, else a line break (a line comment), else `sep` anyway. One that
+        ends a lexeme which could run on is a `_Stop` that knows the blanks that end it too."""
         if state < 0:
             return sep
+        row = self.dfa.trans[state]
         for cand in (sep, "\n"):
-            if self.dfa.trans[state][self._cls(cand)] < 0:
-                return cand
+            if row[self._cls(cand)] < 0:
+                if all(y < 0 for y in row):
+                    return cand
+                return _Stop(cand, "".join(b for b in " \t\n" if row[self._cls(b)] < 0))
         return sep
 
     def render(
@@ -267,51 +274,83 @@ class Renderer:
             if got is None:
                 raise ValueError(f"cannot render lexeme {self.terminals[term].name}")
             fills, end = got
-            after = self.killer(end, sep) if b.in_hole else sep
-            if self.terminals[term].ignored and not any(fills) and after == sep:
+            # A lexeme that ends in a hole, or at the end of a chunk that a hole follows,
+            # needs what comes next to stop it (`//x` before an empty hole: a line break).
+            before_hole = not b.in_hole and b.pos == len(chunks[b.chunk]) and b.chunk < n_holes
+            after = self.killer(end, sep) if b.in_hole or before_hole else sep
+            if self.terminals[term].ignored and not any(fills) and not _needed(after, sep):
                 continue  # whitespace that merely touches the hole adds nothing
             last = len(holes) - 1
             for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
                 left = idx > 0 or not a.in_hole
                 right = idx < last or not b.in_hole
                 pieces[int(h)].append((text, left, right, after))  # type: ignore[call-overload]
-            if not b.in_hole and b.pos == len(chunks[b.chunk]) and b.chunk < n_holes:
+            if before_hole:
                 lead[b.chunk] = after
         return [
-            _join(ps, sep, lead[h], _ends_blank(chunks[h]), _starts_blank(chunks[h + 1]))
+            str(_join(ps, sep, lead[h], chunks[h], chunks[h + 1], self.brackets_apart))
             for h, ps in enumerate(pieces)
         ]
 
 
-def _ends_blank(text: str) -> bool:
-    return not text or text[-1].isspace()
+class _Stop(str):
+    """A separator that stops a lexeme which could run on into the hole (the line break
+    after `//x`), with the blank characters that would stop it as well: it is needed even
+    where it equals `sep`, unless the fixed text goes on with one of those blanks."""
+
+    blanks: str
+
+    def __new__(cls, text: str, blanks: str) -> _Stop:
+        self = super().__new__(cls, text)
+        self.blanks = blanks
+        return self
 
 
-def _starts_blank(text: str) -> bool:
-    return not text or text[0].isspace()
+def _needed(separator: str, sep: str, nxt: str = "") -> bool:
+    """Whether `separator` must be written before the text `nxt` ("" when the next piece
+    is not fixed text, or the text ends)."""
+    if isinstance(separator, _Stop):
+        return not nxt or nxt[0] not in separator.blanks
+    return separator != sep
 
 
 def _join(
     ps: list[tuple[str, bool, bool, str]],
     sep: str,
     lead: str,
-    blank_before: bool,
-    blank_after: bool,
+    before: str,
+    after: str,
+    brackets_apart: bool = False,
 ) -> str:
-    """Join the pieces of one hole. Separators keep free-standing lexemes apart (none is
-    needed next to whitespace the fixed text already has, unless the lexeme before needs a
-    line break to end, like a line comment)."""
+    """Join the pieces of one hole, between the fixed texts `before` and `after`.
+    Separators keep free-standing lexemes apart (none is needed next to whitespace the
+    fixed text already has, unless the lexeme before needs something else to end, like a
+    line comment a line break). With `brackets_apart`, none stands between two `]` either:
+    an attribute closes with `]]` (tree-sitter-cpp refuses `[[a] ]`), and `]]` is no lexeme."""
+
+    def tight(left: str, right: str) -> bool:
+        return brackets_apart and left.endswith("]") and right.startswith("]")
+
+    blank_before = not before or before[-1].isspace()
+    blank_after = not after or after[0].isspace()
     if not ps:
-        return lead if lead != sep else ("" if blank_before or blank_after else sep)
+        if _needed(lead, sep, after):
+            return lead
+        return "" if blank_before or blank_after or tight(before, after) else sep
     out = []
     prev_sep = lead
-    for j, (text, left, _, after) in enumerate(ps):
-        needed = prev_sep != sep or not (j == 0 and blank_before)
+    prev = before
+    for j, (text, left, _, stop) in enumerate(ps):
+        if j == 0:
+            needed = _needed(prev_sep, sep) or not (blank_before or tight(before, text))
+        else:
+            needed = _needed(prev_sep, sep) or not tight(prev, text)
         if (j > 0 or not left) and needed:
             out.append(prev_sep)
         out.append(text)
-        prev_sep = after
-    if not ps[-1][2] and (prev_sep != sep or not blank_after):
+        prev_sep = stop
+        prev = text
+    if not ps[-1][2] and (_needed(prev_sep, sep, after) or not (blank_after or tight(prev, after))):
         out.append(prev_sep)
     return "".join(out)
 
