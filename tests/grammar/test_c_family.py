@@ -31,6 +31,18 @@ from holefill.languages import (
 GRAMMARS = Path(__file__).resolve().parents[2] / "server" / "holefill" / "grammars"
 
 
+def assert_tree_sitter_and_checker_agree(lang: str, text: str, ok: bool) -> None:
+    """tree-sitter (the oracle) accepts `text` exactly when `ok`, and so does our checker."""
+    tree_sitter = pytest.importorskip("tree_sitter")
+    grammar = pytest.importorskip("tree_sitter_cpp" if lang == "cpp" else "tree_sitter_c")
+    from holefill import Checker, Verdict
+
+    parser = tree_sitter.Parser(tree_sitter.Language(grammar.language()))
+    assert (not parser.parse(text.encode()).root_node.has_error) is ok  # the oracle agrees
+    assert (Checker.for_language(lang).completable([text]) is Verdict.YES) is ok
+
+
+
 def grammar_text(name: str) -> str:
     return (GRAMMARS / name).read_text()
 
@@ -147,13 +159,7 @@ DIRECTIVE_LINES = [
 @pytest.mark.parametrize(("text", "ok"), DIRECTIVE_LINES)
 def test_a_directive_line_holds_nothing_after_its_directive(lang: str, text: str,
                                                             ok: bool) -> None:
-    tree_sitter = pytest.importorskip("tree_sitter")
-    grammar = pytest.importorskip("tree_sitter_cpp" if lang == "cpp" else "tree_sitter_c")
-    from holefill import Checker, Verdict
-
-    parser = tree_sitter.Parser(tree_sitter.Language(grammar.language()))
-    assert (not parser.parse(text.encode()).root_node.has_error) is ok  # the oracle agrees
-    assert (Checker.for_language(lang).completable([text]) is Verdict.YES) is ok
+    assert_tree_sitter_and_checker_agree(lang, text, ok)
 
 
 def test_a_fill_cannot_put_code_on_a_directive_line() -> None:
@@ -217,13 +223,7 @@ DIRECTIVE_OPERANDS = [
 @pytest.mark.parametrize("lang", ["c", "cpp"])
 @pytest.mark.parametrize(("text", "ok"), DIRECTIVE_OPERANDS)
 def test_ifdef_takes_a_name_and_defined_an_operand(lang: str, text: str, ok: bool) -> None:
-    tree_sitter = pytest.importorskip("tree_sitter")
-    grammar = pytest.importorskip("tree_sitter_cpp" if lang == "cpp" else "tree_sitter_c")
-    from holefill import Checker, Verdict
-
-    parser = tree_sitter.Parser(tree_sitter.Language(grammar.language()))
-    assert (not parser.parse(text.encode()).root_node.has_error) is ok  # the oracle agrees
-    assert (Checker.for_language(lang).completable([text]) is Verdict.YES) is ok
+    assert_tree_sitter_and_checker_agree(lang, text, ok)
 
 
 # Holes on directive lines, from benchmarks/cpp_fills.py: the witness must verify (our
@@ -285,13 +285,7 @@ FUNCTION_FORMS = [
 
 @pytest.mark.parametrize(("lang", "text", "ok"), FUNCTION_FORMS)
 def test_function_heads_as_the_oracles_read_them(lang: str, text: str, ok: bool) -> None:
-    tree_sitter = pytest.importorskip("tree_sitter")
-    grammar = pytest.importorskip("tree_sitter_cpp" if lang == "cpp" else "tree_sitter_c")
-    from holefill import Checker, Verdict
-
-    parser = tree_sitter.Parser(tree_sitter.Language(grammar.language()))
-    assert (not parser.parse(text.encode()).root_node.has_error) is ok  # the oracle agrees
-    assert (Checker.for_language(lang).completable([text]) is Verdict.YES) is ok
+    assert_tree_sitter_and_checker_agree(lang, text, ok)
 
 
 # Shapes g++ parses but tree-sitter-cpp refuses, that real code does not write, and that
@@ -318,10 +312,4 @@ TREE_SITTER_SHAPES = [
 
 @pytest.mark.parametrize(("text", "ok"), TREE_SITTER_SHAPES)
 def test_cpp_shapes_tree_sitter_refuses_are_out(text: str, ok: bool) -> None:
-    tree_sitter = pytest.importorskip("tree_sitter")
-    tree_sitter_cpp = pytest.importorskip("tree_sitter_cpp")
-    from holefill import Checker, Verdict
-
-    parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cpp.language()))
-    assert (not parser.parse(text.encode()).root_node.has_error) is ok  # the oracle agrees
-    assert (Checker.for_language("cpp").completable([text]) is Verdict.YES) is ok
+    assert_tree_sitter_and_checker_agree("cpp", text, ok)
