@@ -90,18 +90,19 @@ class Relexer:
     def _read(self, text: str, old: Reading | None, d: int, e: int) -> Reading:
         if old is not None and old.text == text:
             return old
-        keep = 0
+        parts: list[tuple[np.ndarray, ...]] = []
+        i = 0
         if old is not None:  # the old lexemes up to the first that read the changed text
             late = np.flatnonzero(old.scans >= d)
             keep = int(late[0]) if len(late) else len(old)
-        i = int(old.ends[keep - 1]) if keep else 0
+            if keep:
+                parts.append((old.starts[:keep], old.ends[:keep], old.labels[:keep],
+                              old.scans[:keep]))
+                i = int(old.ends[keep - 1])
         new, tail = self._lex(text, i, old, e)
-        parts = [(old.starts[:keep], old.ends[:keep], old.labels[:keep], old.scans[:keep])
-                 ] if keep else []
         if new[0]:
             parts.append(tuple(np.asarray(x, dtype=np.int64) for x in new))
-        if tail is not None:
-            assert old is not None
+        if old is not None and tail is not None:
             delta = len(text) - len(old.text)
             parts.append((old.starts[tail:] + delta, old.ends[tail:] + delta,
                           old.labels[tail:], old.scans[tail:] + delta))

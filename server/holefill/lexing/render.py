@@ -137,7 +137,7 @@ class Renderer:
         ends there. Runs that meet go on as one (after a hole hundreds of states may start a
         long fixed text; they merge within a few characters)."""
         trans = self.dfa.trans
-        rank = {}
+        rank: dict[int, int] = {}
         for s in sources:
             rank.setdefault(s, len(rank))
         live = {s: s for s in rank if s >= 0}
