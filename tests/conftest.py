@@ -45,6 +45,18 @@ def build_tiny_model(out: Path, *, seed: int = 0, vocab_size: int = 600,
 
 
 @pytest.fixture(scope="session")
+def token_ends():
+    """Token ends of a text under the bundled model's tokenizer (where a replay of real text
+    checks its prefixes, as decoding would)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from holefill.models import default_model_path
+
+    tok = tokenizers.Tokenizer.from_file(str(default_model_path() / "tokenizer.json"))
+    return lambda text: sorted({0, *(e for _, e in tok.encode(
+        text, add_special_tokens=False).offsets)})
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not HAVE_MODEL_LIBS:
         pytest.skip("torch/transformers not installed (pip install -e '.[model]')")

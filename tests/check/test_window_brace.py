@@ -413,17 +413,6 @@ def test_valid_top_level_pieces_concatenate_to_a_valid_file():
 # --- real code: every token prefix of the real middle -------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def token_ends():
-    """Token ends of a text under the bundled model's tokenizer."""
-    tokenizers = pytest.importorskip("tokenizers")
-    from holefill.models import default_model_path
-
-    tok = tokenizers.Tokenizer.from_file(str(default_model_path() / "tokenizer.json"))
-    return lambda text: sorted({0, *(e for _, e in tok.encode(
-        text, add_special_tokens=False).offsets)})
-
-
 def replay(language: str, c: Cut, token_ends, whole_every: int) -> list[tuple]:
     """Every token prefix of the first hole's real text and the closed hole, checked as the
     decoder does: the classic check of the window (anchors of the windowed request), the
