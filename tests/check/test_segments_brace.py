@@ -274,3 +274,66 @@ def pairs_across(checker: Checker, middles: Sequence[str], segs: list[Segment]) 
         if any(d > 0 for b in before for d in b) and any(d < 0 for a in after for d in a):
             return True
     return False
+
+
+def top_level_by_loop(ref, text: str, wanted: set[int], holes: Sequence[int]) -> set[int]:
+    """Condition (e)'s counts one lexeme at a time: the reference `_top_level` is
+    measured against (it counts with numpy)."""
+    import bisect
+
+    from holefill.check.segments_brace import _DEPTH, _ENDS, _GROUP
+
+    lexemes = [(a, ref.names[lab]) for a, _, lab in ref.lex(ref.classes(text))
+               if lab >= 0 and lab not in ref.blank and lab not in ref.comment_like]
+    depth = group = k = 0
+    last, forward = "", set()
+    for a, name in lexemes:
+        if (passed := bisect.bisect_right(holes, a)) != k:
+            depth = group = 0
+            k = passed
+        if a in wanted and depth == group == 0 and (last in _ENDS or last.startswith("PP_")):
+            forward.add(a)
+        depth = max(0, depth + _DEPTH.get(name, 0))
+        group = max(0, group + _GROUP.get(name, 0))
+        last = name
+    out = set()
+    depth = group = 0
+    for a, name in reversed(lexemes):
+        depth = max(0, depth - _DEPTH.get(name, 0))
+        group = max(0, group - _GROUP.get(name, 0))
+        if a in forward and depth == group == 0:
+            out.add(a)
+    return out
+
+
+@pytest.mark.parametrize("language", ["cpp", "c"])
+@pytest.mark.parametrize("seed", range(6))
+def test_top_level_positions_are_those_a_lexeme_by_lexeme_count_finds(language, seed):
+    from holefill.check.segments_brace import _top_level
+
+    rng = random.Random(seed)
+    files = sorted(p for p in CORPUS.glob("*/*")
+                   if p.suffix in ((".c",) if language == "c" else (".cc", ".cpp", ".hpp")))
+    real = files[seed % len(files)].read_text(encoding="utf-8")
+    # fragments that unbalance brackets and conditional groups, spliced in at line starts
+    lines = real.splitlines(keepends=True)
+    for _ in range(8):
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(FRAGMENTS) + "\n")
+    ref = checker_for(language).lexer.reference
+    for text in (real, "".join(lines)):
+        holes = sorted(rng.sample(range(len(text)), rng.randint(0, 4)))
+        wanted = {i for i in range(1, len(text)) if text[i - 1] == "\n"}
+        wanted |= set(rng.sample(range(len(text)), min(len(text), 500)))
+        got = _top_level(ref, text, wanted, holes)
+        assert got == top_level_by_loop(ref, text, wanted, holes)
+
+
+def test_top_level_finds_the_declarations_of_programs_put_one_after_another():
+    from holefill.check.segments_brace import _top_level
+
+    text = "\n".join(program for _, program in PROGRAMS[:5])
+    ref = checker_for("cpp").lexer.reference
+    lines = {i for i in range(1, len(text)) if text[i - 1] == "\n"}
+    got = _top_level(ref, text, lines, [])
+    assert got == top_level_by_loop(ref, text, lines, [])
+    assert len(got) >= 5

@@ -272,7 +272,8 @@ def _measure_engine(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Spl
     start = time.perf_counter()
 
     def prepare(chunks: list[str], cache: EngineCache) -> list[Any]:
-        parts = request_checks(checker, chunks, settings, engine_for=cache.engine_for)
+        parts = request_checks(checker, chunks, settings, engine_for=cache.engine_for,
+                               memo=cache.verdicts)
         for seg, constraint in parts:
             prep_verdicts[constraint.verdict(list(seg.chunks), list(seg.sites)).value] += 1
         return parts

@@ -119,6 +119,8 @@ BRACE_LANGUAGES = frozenset({"c", "cpp", "json"})
 
 # Our grammar checks per piece or region are cached by text across requests.
 ACCEPT_CACHE_SIZE = 8192
+WINDOW_CACHE_SIZE = 32
+SOURCE_CACHE_SIZE = 8
 # The lexical pass of C/C++ stops this far after the last hole; regions lie before it.
 C_MODES_LIMIT = 50_000
 # A region shorter than this (after stripping) is kept: its stand-in would save too little.
@@ -140,6 +142,14 @@ def brace_window(language: str, chunks: Sequence[str]) -> tuple[int, str, int, s
     """(head, prefix, tail, suffix) of the window around all holes of `chunks` (see the
     module docstring): cut `head` characters from the first chunk and put `prefix` before
     it, cut `tail` characters from the last chunk and put `suffix` after it."""
+    return _brace_window(language, tuple(chunks))
+
+
+# Windows by text: typing in one hole leaves the segments and pieces between later holes as
+# they were, and their windows cost several tree-sitter parses each (a window is a function
+# of the text alone, so a remembered one is the one a fresh search would find).
+@functools.lru_cache(maxsize=WINDOW_CACHE_SIZE)
+def _brace_window(language: str, chunks: tuple[str, ...]) -> tuple[int, str, int, str]:
     start = brace_head(language, chunks[0])
     doc = "".join(chunks)[start:]  # the holes empty
     h = len(chunks[0]) - start  # the first hole
@@ -211,6 +221,14 @@ class _Source:
         return self.char(node.end_byte)
 
 
+@functools.lru_cache(maxsize=SOURCE_CACHE_SIZE)
+def _source(language: str, text: str) -> _Source:
+    """The parse of `text`, remembered: typing in a hole leaves the text after it as it was,
+    and each parse of a 10,000-line file takes 8-17 ms. A tree is a function of the text
+    alone (never an incremental parse, whose trees depend on the edits before)."""
+    return _Source(language, text)
+
+
 @functools.lru_cache(maxsize=ACCEPT_CACHE_SIZE)
 def _accepts(language: str, text: str) -> bool:
     """Whether our grammar accepts `text` as a whole program (UNKNOWN counts as no)."""
@@ -229,7 +247,7 @@ def _accepts_all(language: str, texts: Iterator[str]) -> bool:
 @functools.lru_cache(maxsize=8)
 def _c_head(language: str, first: str) -> int:
     """The nearest verified piece start at or before the hole's line (see brace_head)."""
-    src = _Source(language, first)
+    src = _source(language, first)
     hole_line = first.rfind("\n") + 1
     starts = [b for b in _piece_starts(src) if b <= hole_line]
     if starts[-1] != hole_line and not first[hole_line:].strip() \
@@ -276,19 +294,19 @@ def _c_all_regions(language: str, doc: str, h: int, p: int
     piece after it that our grammar refuses (facts 1 and 3). The pieces after the last hole
     come from a parse of the text after it alone: with the holes empty, an unclosed bracket
     of the filling's place can make tree-sitter read the whole rest of the file as one node."""
-    starts = [p + b for b in _piece_starts(_Source(language, doc[p:]))][1:] + [len(doc)]
+    starts = [p + b for b in _piece_starts(_source(language, doc[p:]))][1:] + [len(doc)]
     e = next((b for b in starts if doc[p:b].strip()), len(doc))
     later = [b for b in starts if b >= e]
     for a, b in zip(later, later[1:], strict=False):
         if b > a and not _accepts(language, doc[a:b]):
             e = b  # a refused piece stays in the window
-    src = _Source(language, doc[:e])
+    src = _source(language, doc[:e])
     left: list[_Region] = []
     if h <= C_MODES_LIMIT:  # the text before the first hole is read from the head on
         left = _c_left_regions(language, src, h, _Modes(_C_AUTOMATON, doc, 0, h, 1 << CODE))
     modes = _Modes(_C_AUTOMATON, doc, p, min(e, p + C_MODES_LIMIT), _c_starts(doc[p:e]))
     closed = _directive_closed(doc[:e], p)
-    right = src if closed is None else _Source(language, closed)
+    right = src if closed is None else _source(language, closed)
     return left, _c_regions(language, right, p, e, modes), e
 
 
@@ -545,7 +563,7 @@ def _json_regions(doc: str, h: int, p: int) -> tuple[list[_Region], list[_Region
     """Before the first hole h: the elements of the arrays and objects around it before the
     last complete one, and long complete values; after the last hole p: the rests of the
     containers around it, and long complete values (fact 3). The window ends at the end."""
-    src = _Source("json", doc)
+    src = _source("json", doc)
     e = len(doc)
     before = _Modes(_JSON_AUTOMATON, doc, 0, h, 1 << J_CODE)
     runs = []

@@ -35,6 +35,7 @@ from holefill.decode.loop import (
     HoleState,
     LocalProposer,
     NotCompletable,
+    VerdictMemo,
     seeded_generator,
 )
 from holefill.decode.prompt import build_prompt, shown
@@ -215,6 +216,7 @@ class EngineCache:
     def __init__(self, size: int = ENGINE_CACHE) -> None:
         self.size = size
         self._engines: OrderedDict[tuple, IncrementalCheck] = OrderedDict()
+        self.verdicts = VerdictMemo()  # classic answers for the pieces typing leaves alone
 
     def __len__(self) -> int:
         return len(self._engines)
@@ -224,6 +226,7 @@ class EngineCache:
 
     def clear(self) -> None:
         self._engines.clear()
+        self.verdicts = VerdictMemo()
 
     def engine_for(self, checker: Any, chunks: Sequence[str], window: Any,
                    max_steps: int) -> IncrementalCheck:
@@ -248,16 +251,16 @@ class EngineCache:
 def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings,
                    cancel: Callable[[], bool] | None = None,
                    engine_for: Callable[..., IncrementalCheck] = make_engine,
-                   ) -> list[tuple[Segment, Constraint]]:
+                   memo: VerdictMemo | None = None) -> list[tuple[Segment, Constraint]]:
     """The checks of one request: a constraint per segment of the document (one for the
     whole document when it has no cut, or with ``settings.segmented`` off), each with its own
     window and, with ``settings.incremental``, its own engine (``engine_for(checker, chunks,
-    window, max_steps)``)."""
+    window, max_steps)``); `memo` keeps classic answers across requests."""
     from holefill.check.segments import split_segments
     from holefill.check.window import find_window
 
     def constraint(part: Sequence[str], window: Window) -> Constraint:
-        return segment_constraint(checker, part, window, settings, cancel, engine_for)
+        return segment_constraint(checker, part, window, settings, cancel, engine_for, memo)
 
     chunks = list(chunks)
     language = checker.language
@@ -281,7 +284,8 @@ def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings
 
 def segment_constraint(checker: Any, part: Sequence[str], window: Window,
                        settings: DecodeSettings, cancel: Callable[[], bool] | None,
-                       engine_for: Callable[..., IncrementalCheck] = make_engine) -> Constraint:
+                       engine_for: Callable[..., IncrementalCheck] = make_engine,
+                       memo: VerdictMemo | None = None) -> Constraint:
     """The constraint of one segment: its window and, with ``settings.incremental``, its
     engine."""
     def engine_of(chunks: Sequence[str], window: Window) -> IncrementalCheck | None:
@@ -290,7 +294,7 @@ def segment_constraint(checker: Any, part: Sequence[str], window: Window,
 
     split = settings.split_at_holes and checker.language in SPLITTABLE
     return Constraint(checker, window, settings.max_check_steps, cancel, settings.anchored,
-                      engine_of(part, window), split, engine_of)
+                      engine_of(part, window), split, engine_of, memo)
 
 
 def _as_callable(cancel: CancelSignal) -> Callable[[], bool] | None:
@@ -319,7 +323,8 @@ class _Fill:
         self.parts: list[tuple[Segment, Constraint]] = []
         if settings.constrained:
             self.parts = request_checks(self.checker, chunks, settings, cancel,
-                                        completer._engines.engine_for)
+                                        completer._engines.engine_for,
+                                        completer._engines.verdicts)
         self.generator = (None if isinstance(completer.backend, RemoteBackend)
                           else seeded_generator(settings.seed))
 
@@ -367,7 +372,8 @@ class _Fill:
         reading of the text after it)."""
         seg, _ = self.parts[k]
         whole = segment_constraint(self.checker, seg.chunks, Window(), self.settings,
-                                   self.cancel, self.completer._engines.engine_for)
+                                   self.cancel, self.completer._engines.engine_for,
+                                   self.completer._engines.verdicts)
         sites = (list(self.checker.anchors(list(seg.chunks)).sites)
                  if self.settings.anchored else [])
         verdict = whole.verdict(list(seg.chunks), sites)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -130,6 +132,39 @@ class HoleResult:
 GIVE_UP_AFTER = 2
 
 
+class VerdictMemo:
+    """The classic checks' definite answers (YES / NO) for recent texts, across requests.
+
+    A classic check is a function of the text it reads and the anchors it keeps; only its
+    budget and cancel signal can change an answer, and those only to UNKNOWN, which is never
+    kept. Typing in one hole leaves the pieces between later holes as they were
+    (holefill.check.focus), so the next request finds their answers here instead of lexing
+    them again: with three holes in a 10,000-line C++ file that was most of its preparation."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._answers: OrderedDict[tuple, Verdict] = OrderedDict()
+        self._lock = threading.Lock()  # the server checks on worker threads
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+    def get(self, key: tuple) -> Verdict | None:
+        with self._lock:
+            got = self._answers.get(key)
+            if got is not None:
+                self._answers.move_to_end(key)
+            return got
+
+    def put(self, key: tuple, verdict: Verdict) -> None:
+        if verdict is Verdict.UNKNOWN:
+            return
+        with self._lock:
+            self._answers[key] = verdict
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+
+
 class Constraint:
     """Completability checks on the whole document state, run on its window.
 
@@ -147,11 +182,12 @@ class Constraint:
                  cancel: Callable[[], bool] | None, anchored: bool = True,
                  engine: IncrementalCheck | None = None, split: bool = False,
                  engine_for: Callable[[list[str], Window], IncrementalCheck | None] | None = None,
-                 ) -> None:
+                 memo: VerdictMemo | None = None) -> None:
         self.checker, self.window, self.max_steps, self.cancel = checker, window, max_steps, cancel
         self.anchored = anchored
         self.engine = engine  # the incremental engine, for checks of the first open hole
         self.split, self.engine_for = split, engine_for
+        self.memo = memo  # classic answers of recent requests (VerdictMemo)
         self.times_ms: list[float] = []
         self.classic = 0  # checks the engine left to the classic check
         self.skipped = 0  # checks answered UNKNOWN at once (GIVE_UP_AFTER)
@@ -242,8 +278,15 @@ class Constraint:
                 return got
             self.classic += 1
         anchors = window.map_anchors(Anchors(tuple(sites)), chunks)
-        return self.checker.check(window.apply(chunks), max_steps=self.max_steps,
-                                  cancel=self.cancel, anchors=anchors).verdict
+        text = window.apply(chunks)
+        key = (self.checker, tuple(text), anchors)
+        got = self.memo.get(key) if self.memo is not None else None
+        if got is None:
+            got = self.checker.check(text, max_steps=self.max_steps, cancel=self.cancel,
+                                     anchors=anchors).verdict
+            if self.memo is not None:
+                self.memo.put(key, got)
+        return got
 
     def witness(self, chunks: list[str], sites: Sequence[Site], hole: int) -> str | None:
         """A verified shortest filling of hole number ``hole`` of ``chunks``, or None. When
