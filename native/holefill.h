@@ -329,4 +329,39 @@ void hf_parser_forget(HfParser *self, const HfRight *right);
 /* Message of the last HF_ERROR ("" otherwise), owned by the parser. */
 const char *hf_parser_last_error(const HfParser *self);
 
+/* ---------------------------------------------------------------------------------------
+ * Maximal munch of fixed text (the reference reading D of holefill.lexing.relex).
+ * ------------------------------------------------------------------------------------- */
+
+/* A lexer DFA over character classes, borrowed from the caller: `trans` holds n_states rows
+ * of n_classes next states (-1: dead); accept[s] is the terminal s accepts or -1; alive[s]
+ * is 1 when some accepting state is reachable from s; error_label[t] (t < n_labels) is 1
+ * for terminals that stand for a lexing error. */
+typedef struct HfLexTables {
+    const int32_t *trans;
+    int32_t n_states;
+    int32_t n_classes;
+    const int32_t *accept;
+    const uint8_t *alive;
+    int32_t start;
+    const uint8_t *error_label;
+    int32_t n_labels;
+} HfLexTables;
+
+/* Reads lexemes by maximal munch from position `from` of a text of `text_len` characters,
+ * whose character classes are known for positions base .. base+n_known-1 (`classes`).
+ * Per lexeme it writes its start, end, label and scan (the position where its DFA run
+ * stopped: the dead character, or the text's end); a character no lexeme starts with, or a
+ * lexeme labelled an error terminal, is an error lexeme of one character, label -1.
+ * It stops at the end of the text; before a lexeme whose run reached the end of the known
+ * classes while the text goes on (the caller computes more and calls again from *resume);
+ * and, when sync_from >= 0, at a position i >= sync_from where an old reading had a lexeme
+ * start at i - delta (old_starts: n_old sorted positions): *synced is then its index in
+ * old_starts, else -1.  Output arrays must hold base + n_known - from entries.  Returns the
+ * number of lexemes written, -1 for bad arguments. */
+int64_t hf_munch(const HfLexTables *dfa, const int32_t *classes, int64_t base, int64_t n_known,
+                 int64_t text_len, int64_t from, int64_t sync_from, int64_t delta,
+                 const int64_t *old_starts, int64_t n_old, int64_t *starts, int64_t *ends,
+                 int32_t *labels, int64_t *scans, int64_t *resume, int64_t *synced);
+
 #endif /* HOLEFILL_H */

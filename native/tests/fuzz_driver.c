@@ -193,11 +193,59 @@ static void right_growth_round(const HfGrammar *g, int32_t n, const int32_t *edg
   hf_right_delete(tight);
 }
 
+/* hf_munch on a random DFA over a random window of classes: the lexemes tile the text from
+ * `from` to where it stopped, each is at least one character, no run reads past the known
+ * classes, and out-of-range classes or arguments are refused or stop the run safely. */
+static uint64_t munch_rng_state; /* its own stream: the checker instances stay as they were */
+
+static void munch_round(void) {
+  enum { MS = 6, MC = 4, MT = 40 };
+  uint64_t checker_rng_state = rng_state;
+  rng_state = munch_rng_state;
+  int32_t trans[MS * MC], accept[MS], classes[MT];
+  uint8_t alive[MS], errors[3];
+  int64_t starts[MT], ends[MT], scans[MT], old[MT], resume, synced;
+  int32_t labels[MT];
+  int32_t n_states = pick(1, MS), n_classes = pick(1, MC);
+  for (int32_t i = 0; i < n_states * n_classes; i++) trans[i] = pick(-1, n_states - 1);
+  for (int32_t s = 0; s < n_states; s++) {
+    accept[s] = rng() % 3 == 0 ? pick(0, 3) : -1; /* label 3 lies past n_labels */
+    alive[s] = (uint8_t)(rng() % 4 != 0);
+  }
+  for (int i = 0; i < 3; i++) errors[i] = (uint8_t)(rng() % 4 == 0);
+  HfLexTables dfa = {trans, n_states, n_classes, accept, alive, 0, errors, 3};
+  int64_t text_len = pick(0, MT), base = pick(0, (int32_t)text_len);
+  int64_t n_known = pick(0, (int32_t)(text_len - base)), from = base + pick(0, (int32_t)n_known);
+  for (int64_t i = 0; i < n_known; i++) classes[i] = pick(rng() % 20 == 0 ? -1 : 0, n_classes);
+  int64_t n_old = pick(0, MT);
+  for (int64_t i = 0; i < n_old; i++) old[i] = (i ? old[i - 1] : 0) + pick(1, 3);
+  int64_t sync_from = rng() % 2 ? -1 : pick(0, (int32_t)text_len);
+  int64_t n = hf_munch(&dfa, classes, base, n_known, text_len, from, sync_from,
+                       pick(-3, 3), old, n_old, starts, ends, labels, scans, &resume, &synced);
+  if (n < 0) FAIL("valid munch arguments refused");
+  int64_t at = from;
+  for (int64_t i = 0; i < n; i++) {
+    if (starts[i] != at || ends[i] <= at || scans[i] < at || scans[i] > base + n_known)
+      FAIL("munch lexeme %lld: [%lld, %lld) scan %lld after %lld", (long long)i,
+           (long long)starts[i], (long long)ends[i], (long long)scans[i], (long long)at);
+    at = ends[i];
+  }
+  if (resume != at || at > base + n_known || synced >= n_old)
+    FAIL("munch stopped at %lld after %lld (synced %lld)", (long long)resume, (long long)at,
+         (long long)synced);
+  if (hf_munch(&dfa, classes, base, n_known, text_len, base - 1, -1, 0, old, n_old, starts,
+               ends, labels, scans, &resume, &synced) != -1)
+    FAIL("munch from before the known classes accepted");
+  munch_rng_state = rng_state;
+  rng_state = checker_rng_state;
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 12345;
   int count = argc > 2 ? atoi(argv[2]) : 2000;
   printf("fuzz_driver seed=%llu count=%d\n", (unsigned long long)seed, count);
   rng_state = seed * UINT64_C(0x9E3779B97F4A7C15) + 1;
+  munch_rng_state = rng_state ^ UINT64_C(0xD1B54A32D192ED03);
   hf_set_allocator(custom_malloc, custom_realloc, custom_free);
 
   static int32_t binary[3 * 64], unary[2 * 32], nullable[8];
@@ -280,6 +328,7 @@ int main(int argc, char **argv) {
       yes += best == HF_YES;
       no += best == HF_NO;
       right_growth_round(g, n, edges, n_edges, finals, n_finals, n_t, pad);
+      munch_round();
 
       HfLimits tiny = {(uint64_t)pick(1, 50), (uint64_t)pick(1, 50)};
       HfVerdict limited = hf_checker_run(chk, n, edges, (size_t)n_edges, starts,

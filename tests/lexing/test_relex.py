@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from holefill import Checker
-from holefill.lexing.relex import Relexer, common_prefix, common_suffix
+from holefill.lexing.relex import Relexer, common_prefix, common_suffix, native_reader
 
 PIECES = ["/*", "*/", "//", "\n", "\\\n", '"', "'", "'''", '"""', "#", "#define X ",
           "R\"(", ")\"", "x", "1", " ", "(", ")", "{", "}", "$", "if", "\t", "e+", "0x"]
@@ -28,30 +28,35 @@ def scratch(ref, text: str) -> list[tuple[int, int, int]]:
     return list(ref.lex(ref.classes(text)))
 
 
-def fresh(language: str) -> tuple[object, Relexer]:
+def fresh(language: str, native: bool = False) -> tuple[object, Relexer]:
+    """The reference lexer and a new Relexer: in Python, or with the C munch (hf_munch)."""
     ref = Checker.for_language(language).lexer.reference
-    return ref, Relexer(ref.classes, ref.dfa.munch, ref.error_terms)
+    reader = native_reader(ref.dfa, ref.error_terms, len(ref.names)) if native else None
+    return ref, Relexer(ref.classes, ref.dfa.munch, ref.error_terms, reader)
 
 
 texts = st.lists(st.sampled_from(PIECES), max_size=24).map("".join)
 
 
+@pytest.mark.parametrize("native", [False, True], ids=["python", "c"])
 @pytest.mark.parametrize("language", ["python", "cpp", "c"])
 @settings(max_examples=150, deadline=None)
 @given(old=texts, at=st.integers(0, 400), cut=st.integers(0, 6), insert=texts)
-def test_a_re_read_equals_a_reading_from_scratch(language, old, at, cut, insert) -> None:
-    ref, relexer = fresh(language)
+def test_a_re_read_equals_a_reading_from_scratch(language, native, old, at, cut,
+                                                 insert) -> None:
+    ref, relexer = fresh(language, native)
     at = min(at, len(old))
     new = old[:at] + insert + old[at + cut:]
     assert relexer.read(old).triples() == scratch(ref, old)
     assert relexer.read(new).triples() == scratch(ref, new)
 
 
+@pytest.mark.parametrize("native", [False, True], ids=["python", "c"])
 @pytest.mark.parametrize("language", ["python", "cpp"])
-def test_typing_along_in_a_real_file_re_reads_the_same_lexemes(language) -> None:
+def test_typing_along_in_a_real_file_re_reads_the_same_lexemes(language, native) -> None:
     """Insertions, deletions and a comment opened and closed again in a large file, one
     reading after the other (each from the one before)."""
-    ref, relexer = fresh(language)
+    ref, relexer = fresh(language, native)
     if language == "python":
         text = (Path(sysconfig.get_paths()["stdlib"]) / "argparse.py").read_text()
     else:
@@ -88,3 +93,16 @@ def test_a_chunks_own_reading_reads_as_far_as_it_needs(language, chunk) -> None:
 
     ref = Checker.for_language(language).lexer.reference
     assert _own_reading(ref, chunk) == _own_reading_of(ref, ref.classes(chunk), False)
+
+
+@pytest.mark.parametrize("language", ["python", "cpp"])
+def test_the_c_reading_of_a_large_file_is_the_python_one_scans_included(language) -> None:
+    """Past the first window of classes (runs that need more classes resume), with
+    characters outside ASCII and outside the BMP, and a lone surrogate."""
+    _, python = fresh(language)
+    _, native = fresh(language, native=True)
+    text = (Path(sysconfig.get_paths()["stdlib"]) / "argparse.py").read_text()
+    text = text + "\n/* é € 😀 \ud800 */ x = 'é😀'\n" + '"' + "y" * 9000
+    a, b = python.read(text), native.read(text)
+    assert a.triples() == b.triples()
+    assert a.scans.tolist() == b.scans.tolist()

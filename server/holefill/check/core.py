@@ -29,10 +29,10 @@ from holefill._native import ffi, lib
 from holefill.errors import CoreError
 
 if TYPE_CHECKING:
-    from holefill.grammar.tables import NormalGrammar
+    from holefill.grammar.tables import LexerDFA, NormalGrammar
 
-__all__ = ["CoreResult", "CoreVerdict", "NativeChecker", "NativeGrammar", "NativeParser",
-           "NativeRight", "live_blocks"]
+__all__ = ["CoreResult", "CoreVerdict", "NativeChecker", "NativeGrammar", "NativeMunch",
+           "NativeParser", "NativeRight", "live_blocks"]
 
 _ERROR_CAP = 512
 _STAT_FIELDS = ("steps", "items", "finalized", "useful_states", "edges", "leaves", "weight")
@@ -366,3 +366,50 @@ class NativeParser:
         if verdict == lib.HF_ERROR:
             raise CoreError(_message(self._ptr, lib.hf_parser_last_error))
         return CoreVerdict(verdict)
+
+
+class NativeMunch:
+    """Maximal munch of fixed text in C (hf_munch): one lexer DFA's tables, flattened once.
+    holefill.lexing.relex.Relexer reads whole documents with it."""
+
+    def __init__(self, dfa: LexerDFA, error_terms: Iterable[int], n_labels: int) -> None:
+        import numpy as np
+
+        self._trans = np.ascontiguousarray(np.array(dfa.trans, dtype=np.int32).reshape(-1))
+        self._accept = np.array(dfa.accept, dtype=np.int32)
+        self._alive = np.array([1 if a else 0 for a in dfa.alive], dtype=np.uint8)
+        errors = np.zeros(max(1, n_labels), dtype=np.uint8)
+        errors[[t for t in error_terms if 0 <= t < n_labels]] = 1
+        self._errors = errors
+        t = self._tables = ffi.new("HfLexTables *")
+        t.trans = ffi.from_buffer("int32_t[]", self._trans)
+        t.n_states = dfa.n_states
+        t.n_classes = len(dfa.boundaries) + 1
+        t.accept = ffi.from_buffer("int32_t[]", self._accept)
+        t.alive = ffi.from_buffer("uint8_t[]", self._alive)
+        t.start = dfa.start
+        t.error_label = ffi.from_buffer("uint8_t[]", self._errors)
+        t.n_labels = n_labels
+
+    def run(self, classes: Any, base: int, text_len: int, start: int, sync_from: int = -1,
+            delta: int = 0, old_starts: Any = None) -> tuple[Any, Any, Any, Any, int, int]:
+        """Lexemes from `start` (see hf_munch): starts, ends, labels, scans (numpy arrays),
+        where to resume, and the index of the old lexeme it fell in step with (-1)."""
+        import numpy as np
+
+        room = base + len(classes) - start
+        starts, ends, scans = (np.empty(room, dtype=np.int64) for _ in range(3))
+        labels = np.empty(room, dtype=np.int32)
+        old = (np.zeros(0, dtype=np.int64) if old_starts is None
+               else np.ascontiguousarray(old_starts, dtype=np.int64))
+        resume, synced = ffi.new("int64_t *"), ffi.new("int64_t *")
+        cls = np.ascontiguousarray(classes, dtype=np.int32)
+        n = lib.hf_munch(self._tables, ffi.from_buffer("int32_t[]", cls), base, len(cls),
+                         text_len, start, sync_from, delta, ffi.from_buffer("int64_t[]", old),
+                         len(old), ffi.from_buffer("int64_t[]", starts),
+                         ffi.from_buffer("int64_t[]", ends), ffi.from_buffer("int32_t[]", labels),
+                         ffi.from_buffer("int64_t[]", scans), resume, synced)
+        if n < 0:
+            raise CoreError("hf_munch: bad arguments")
+        return (starts[:n], ends[:n], labels[:n].astype(np.int64), scans[:n], int(resume[0]),
+                int(synced[0]))

@@ -66,7 +66,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from holefill.grammar.tables import LexerDFA, TerminalInfo
-from holefill.lexing.relex import Reading, Relexer
+from holefill.lexing.relex import Reading, Relexer, native_reader
 
 ERROR = -1  # the label of an error character in a reference reading
 
@@ -118,7 +118,8 @@ class ReferenceLexer:
                                and not t.literal)
         self.comment_like = frozenset(i for i, t in enumerate(terminals)
                                       if t.ignored and i not in self.blank)
-        self._relexer = Relexer(self.classes, dfa.munch, error_terms)
+        self._relexer = Relexer(self.classes, dfa.munch, error_terms,
+                                native_reader(dfa, error_terms, len(terminals)))
 
     def reading(self, text: str) -> Reading:
         """The lexemes of all of `text` from its start (as `lex`), re-read only where it

@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -73,8 +74,11 @@ class Relexer:
     the most similar recent reading (module docstring). Thread-safe."""
 
     def __init__(self, classes: Callable[[str], list[int]], munch: Munch,
-                 error_terms: frozenset[int]) -> None:
+                 error_terms: frozenset[int], native: NativeReader | None = None) -> None:
+        """`native`: reads with the C munch (holefill.check.core.NativeMunch) and classes
+        computed by numpy; without it, `classes` and `munch` in Python (the reference)."""
         self.classes, self.munch, self.error_terms = classes, munch, error_terms
+        self.native = native
         self._recent: list[Reading] = []
         self._lock = threading.Lock()
 
@@ -99,9 +103,13 @@ class Relexer:
                 parts.append((old.starts[:keep], old.ends[:keep], old.labels[:keep],
                               old.scans[:keep]))
                 i = int(old.ends[keep - 1])
-        new, tail = self._lex(text, i, old, e)
-        if new[0]:
-            parts.append(tuple(np.asarray(x, dtype=np.int64) for x in new))
+        if self.native is not None:
+            native, tail = self._lex_native(text, i, old, e)
+            parts += native
+        else:
+            new, tail = self._lex(text, i, old, e)
+            if new[0]:
+                parts.append(tuple(np.asarray(x, dtype=np.int64) for x in new))
         if old is not None and tail is not None:
             delta = len(text) - len(old.text)
             parts.append((old.starts[tail:] + delta, old.ends[tail:] + delta,
@@ -143,6 +151,56 @@ class Relexer:
                 labels.append(lab)
             i = ends[-1]
         return (starts, ends, labels, scans), None
+
+
+    def _lex_native(self, text: str, i: int, old: Reading | None,
+                    e: int) -> tuple[list[tuple[np.ndarray, ...]], int | None]:
+        """`_lex` in C: the same lexemes, as blocks of arrays (one per window of classes)."""
+        assert self.native is not None
+        n = len(text)
+        delta = 0 if old is None else n - len(old.text)
+        sync = -1 if old is None else n - e
+        old_starts = None if old is None else old.starts
+        blocks: list[tuple[np.ndarray, ...]] = []
+        size = FIRST_WINDOW
+        while i < n:
+            hi = min(n, i + size)
+            cls = self.native.classes(text[i:hi])
+            starts, ends, labels, scans, i, synced = self.native.munch.run(
+                cls, i, n, i, sync, delta, old_starts)
+            if len(starts):
+                blocks.append((starts, ends, labels, scans))
+            if synced >= 0:
+                return blocks, synced
+            size *= 2
+        return blocks, None
+
+
+@dataclass(frozen=True)
+class NativeReader:
+    """What `Relexer` reads with in C: the munch and the classes of a text as an array."""
+
+    munch: Any  # holefill.check.core.NativeMunch
+    boundaries: np.ndarray  # LexerDFA.boundaries
+    ascii: np.ndarray  # the classes of code points 0..127 (int32)
+
+    def classes(self, text: str) -> np.ndarray:
+        """Character classes of `text` (LexerDFA: bisect_right over the boundaries)."""
+        points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        out = self.ascii[np.minimum(points, 127)]
+        wide = np.flatnonzero(points > 127)
+        if len(wide):
+            out[wide] = np.searchsorted(self.boundaries, points[wide], side="right")
+        return out
+
+
+def native_reader(dfa: Any, error_terms: frozenset[int], n_labels: int) -> NativeReader:
+    """The C reader of one lexer DFA (holefill.grammar.tables.LexerDFA)."""
+    from holefill.check.core import NativeMunch
+
+    bounds = np.array(dfa.boundaries, dtype=np.int64)
+    return NativeReader(NativeMunch(dfa, error_terms, n_labels), bounds,
+                        np.searchsorted(bounds, np.arange(128), side="right").astype(np.int32))
 
 
 def _nearest(recent: Sequence[Reading], text: str) -> tuple[Reading | None, int, int]:
