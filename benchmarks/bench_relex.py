@@ -3,8 +3,9 @@
 On the scaling bench's 10,000-line Python and C++ files with 20 characters deleted at a random
 place: a full maximal munch (the reference lexer's `lex`, what every request paid before), a
 `Relexer` reading with nothing to reuse (cold), and the reading after the user typed 7
-characters there (typing along: re-read from the previous reading). Medians of 5 places,
-measured side by side; each Relexer reading is checked against the full munch.
+characters there (typing along: re-read from the previous reading), each with the Python
+munch (the reference) and with the C one (hf_munch, what the lexers use). Medians of 5
+places, measured side by side; each Relexer reading is checked against the full munch.
 
     python benchmarks/bench_relex.py
 """
@@ -20,7 +21,7 @@ from typing import Any
 from holefill import Checker
 from holefill.bench.config import BenchConfig
 from holefill.bench.scaling import scaling_file
-from holefill.lexing.relex import Relexer
+from holefill.lexing.relex import Relexer, native_reader
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -34,25 +35,31 @@ def main() -> None:
         ref = Checker.for_language(language).lexer.reference
         text = scaling_file(language, 10000, BenchConfig())
         rng = random.Random(1)
-        full, cold, warm = [], [], []
+        full: list[float] = []
+        cold: dict[str, list[float]] = {"python": [], "c": []}
+        warm: dict[str, list[float]] = {"python": [], "c": []}
         for _ in range(5):
             at = rng.randrange(len(text))
             cut = text[:at] + text[at + 20:]
             typed = text[:at + 7] + text[at + 20:]
             want, ms = timed(lambda r=ref, s=cut: list(r.lex(r.classes(s))))
             full.append(ms)
-            relexer = Relexer(ref.classes, ref.dfa.munch, ref.error_terms)
-            got, ms = timed(lambda r=relexer, s=cut: r.read(s))
-            cold.append(ms)
-            assert got.triples() == want
-            again, ms = timed(lambda r=relexer, s=typed: r.read(s))
-            warm.append(ms)
-            assert again.triples() == list(ref.lex(ref.classes(typed)))
+            for path in ("python", "c"):
+                reader = (native_reader(ref.dfa, ref.error_terms, len(ref.names))
+                          if path == "c" else None)
+                relexer = Relexer(ref.classes, ref.dfa.munch, ref.error_terms, reader)
+                got, ms = timed(lambda r=relexer, s=cut: r.read(s))
+                cold[path].append(ms)
+                assert got.triples() == want
+                again, ms = timed(lambda r=relexer, s=typed: r.read(s))
+                warm[path].append(ms)
+                assert again.triples() == list(ref.lex(ref.classes(typed)))
         m = statistics.median
-        print(f"{language:<6} {len(text):>7} chars: full munch {m(full):6.1f} ms | Relexer cold "
-              f"{m(cold):6.1f} ms | typing along {m(warm):5.2f} ms "
-              f"({m(full) / m(warm):.0f}x less than the full munch)")
-
+        print(f"{language:<6} {len(text):>7} chars: full munch {m(full):6.1f} ms")
+        for path in ("python", "c"):
+            print(f"  {path:<6} munch: Relexer cold {m(cold[path]):6.1f} ms "
+                  f"({m(full) / m(cold[path]):4.1f}x as fast as the full munch) | typing along "
+                  f"{m(warm[path]):5.2f} ms ({m(full) / m(warm[path]):.0f}x as fast)")
 
 if __name__ == "__main__":
     main()
