@@ -285,3 +285,21 @@ def test_an_old_state_that_becomes_an_entry_gets_the_triples_the_filter_dropped(
     assert parser.push([a]) is CoreVerdict.YES
     assert parser.query(right, 1, [], [0, -1, 1]) is CoreVerdict.YES
     assert parser.query(right, 1, [], [0, -1, 0]) is CoreVerdict.NO  # `a c b` is not one
+
+
+def test_a_new_triple_into_an_old_row_reaches_the_tables_derived_before_the_growth() -> None:
+    """S -> A C, A -> a, C -> c; R: 0 -c-> 1 (final). Asked first (exit `a` into state 0),
+    the parser derives Up(0, A) = {0}. R then grows by state 2 -c-> 1: the new triple
+    (2, C, 1) ends in the old row Up(0, S) = {1}, so state 2 joins Up(0, A), and `a` into
+    state 2 is the sentence `a c` (hf_parser__refresh: pre_δ over the new triples of the
+    parent's whole row; a refresh that skips them answers NO)."""
+    a, c, s, big_a, big_c = 0, 1, 2, 3, 4
+    ng = NativeGrammar(2, 5, s, [(s, big_a, big_c)], [(big_a, a), (big_c, c)], [])
+    right = NativeRight(ng)
+    assert right.add(2, [(0, c, 1, 0)], [1]) is CoreVerdict.YES
+    parser = NativeParser(ng)
+    assert parser.query(right, 1, [], [0, a, 0]) is CoreVerdict.YES
+    assert right.add(3, [(2, c, 1, 0)], []) is CoreVerdict.YES
+    assert parser.query(right, 1, [], [0, a, 2]) is CoreVerdict.YES
+    assert parser.query(right, 1, [], [0, a, 1]) is CoreVerdict.NO  # `a` alone is not one
+    assert NativeParser(ng).query(right, 1, [], [0, a, 2]) is CoreVerdict.YES
