@@ -16,7 +16,7 @@
  * [key, own, n, items...].
  *
  * The text never reaches C: per raw edge Python hands over the few numbers the rules read
- * (widths of blanks and line breaks, see HF_LAYOUT_EDGE_FIELDS).
+ * (widths of blanks and line breaks, see HF_LAYOUT_FACT_FIELDS).
  */
 #include <stdio.h>
 
@@ -33,10 +33,10 @@ enum {
   D_STAR = HF_LAYOUT_DEDENT_STAR, D_PLUS = HF_LAYOUT_DEDENT_PLUS,
   TAG_LAYOUT = 0, TAG_OPEN = 1,
   NKEY = HF_LAYOUT_KEY_FIELDS,
-  NEDGE = HF_LAYOUT_EDGE_FIELDS,
+  NEDGE = 13, /* an edge's quadruple, kind, term and text facts */
 };
 
-/* Edge field offsets (see holefill.h). */
+/* Raw edge field offsets: E_SAME_CHUNK on are the text facts (holefill.h). */
 enum { E_SRC, E_LABEL, E_DST, E_WEIGHT, E_KIND, E_TERM, E_SAME_CHUNK, E_WS_BLANK, E_NL_SAME,
        E_NL_CARRIED, E_NL_LEAST_B, E_NL_BREAK_B, E_CONT_WS };
 
@@ -1172,38 +1172,54 @@ void hf_layout_delete(HfLayout *S) {
   hf_free(S);
 }
 
-int hf_layout_raw(HfLayout *S, int32_t n_raw, const int32_t *states, const int32_t *edges,
-                  int32_t n_new_edges) {
-  if (S->unusable) return -1;
-  if (n_raw < S->n_raw) return -1;
+int hf_layout_raw(HfLayout *S, int32_t n_raw, const int32_t *hole, const int32_t *final,
+                  const int32_t *ahead, int32_t n_new_edges, const int32_t *quads,
+                  const int32_t *kinds, const int32_t *terms, int32_t n_facts,
+                  const int32_t *facts) {
+  if (S->unusable || n_raw < S->n_raw) return -1;
   if (!array_resize(&S->raw_hole, n_raw) || !array_resize(&S->raw_final, n_raw) ||
       !array_resize(&S->raw_ahead, n_raw) || !array_resize(&S->raw_first, n_raw) ||
       !array_resize(&S->raw_last, n_raw))
     return -1;
   for (int32_t i = S->n_raw; i < n_raw; i++) S->raw_first.contents[i] = -1;
-  for (int32_t i = 0; i < n_raw; i++) {
-    S->raw_hole.contents[i] = states[3 * i];
-    S->raw_final.contents[i] = states[3 * i + 1];
-    S->raw_ahead.contents[i] = states[3 * i + 2];
+  size_t bytes = (size_t)n_raw * sizeof(int32_t);
+  if (n_raw) {
+    memcpy(S->raw_hole.contents, hole, bytes);
+    memcpy(S->raw_final.contents, final, bytes);
+    memcpy(S->raw_ahead.contents, ahead, bytes);
   }
   S->n_raw = n_raw;
   size_t old = S->raw_next.size;
   if (!array_resize(&S->raw_edges, (old + (size_t)n_new_edges) * NEDGE) ||
       !array_resize(&S->raw_next, old + (size_t)n_new_edges))
     return -1;
-  memcpy(S->raw_edges.contents + old * NEDGE, edges,
-         (size_t)n_new_edges * NEDGE * sizeof(int32_t));
   for (int32_t j = 0; j < n_new_edges; j++) {
     int32_t e = (int32_t)old + j;
-    int32_t src = edges[(size_t)j * NEDGE + E_SRC];
-    int32_t dst = edges[(size_t)j * NEDGE + E_DST];
-    if (src < 0 || src >= n_raw || dst < 0 || dst >= n_raw) return -1;
+    int32_t *f = S->raw_edges.contents + (size_t)e * NEDGE;
+    memset(f, 0, NEDGE * sizeof *f);
+    memcpy(f, quads + 4 * (size_t)j, 4 * sizeof *f);
+    f[E_KIND] = kinds[j];
+    f[E_TERM] = terms[j];
+    int32_t src = f[E_SRC], dst = f[E_DST];
+    if (src < 0 || src >= n_raw || dst < 0 || dst >= n_raw) {
+      S->unusable = 1;
+      return -1;
+    }
     S->raw_next.contents[e] = -1;
     if (S->raw_first.contents[src] < 0)
       S->raw_first.contents[src] = e;
     else
       S->raw_next.contents[S->raw_last.contents[src]] = e;
     S->raw_last.contents[src] = e;
+  }
+  for (int32_t k = 0; k < n_facts; k++) {
+    const int32_t *x = facts + (size_t)k * HF_LAYOUT_FACT_FIELDS;
+    if (x[0] < (int32_t)old || x[0] >= (int32_t)S->raw_next.size) {
+      S->unusable = 1;
+      return -1;
+    }
+    memcpy(S->raw_edges.contents + (size_t)x[0] * NEDGE + E_SAME_CHUNK, x + 1,
+           (HF_LAYOUT_FACT_FIELDS - 1) * sizeof *x);
   }
   return 0;
 }

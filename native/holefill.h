@@ -334,7 +334,7 @@ const char *hf_parser_last_error(const HfParser *self);
  * rules (NEWLINE / INDENT / DEDENT, brackets), grown entry by entry.  A transliteration of
  * holefill.lexing.python_layout.PythonLayoutLexer.extend: same states, same edges in the
  * same order.  The text stays in Python, which hands over per raw edge the numbers the
- * rules read (HF_LAYOUT_EDGE_FIELDS).
+ * rules read (HF_LAYOUT_FACT_FIELDS).
  * ------------------------------------------------------------------------------------- */
 
 typedef struct HfLayout HfLayout;
@@ -343,13 +343,13 @@ enum HfLayoutConsts {
   /* config: nl, newline, indent, dedent, line_cont, ws, comment terminal ids, the strict
    * indentation unit (0: none), the bracket-guess weight */
   HF_LAYOUT_CONFIG_FIELDS = 9,
-  /* per raw edge: src, label, dst, weight, kind, term, same_chunk (a.chunk == b.chunk),
-   * ws_blank (indent width of the blank's text, WS within a chunk), nl_same (indent width
-   * of the line break's text after its breaks, NL within a chunk), nl_carried
-   * (_nl_break_width of the rest of a's chunk, or 0), nl_least_b (indent width of b's chunk
-   * before b), nl_break_b (_nl_break_width of that, -1 for None), cont_ws (1 when b's chunk
-   * goes on with a blank after b) */
-  HF_LAYOUT_EDGE_FIELDS = 13,
+  /* per raw edge of a line break, blank or line continuation, its text facts: the edge,
+   * same_chunk (a.chunk == b.chunk), ws_blank (indent width of a blank's text within a
+   * chunk), nl_same (indent width of a line break's text after its breaks, within a chunk),
+   * nl_carried (_nl_break_width of the rest of a's chunk, or 0), nl_least_b (indent width
+   * of b's chunk before b), nl_break_b (_nl_break_width of that, -1 for None), cont_ws (1
+   * when b's chunk goes on with a blank after b); 0 where not read */
+  HF_LAYOUT_FACT_FIELDS = 8,
   /* a layout key: [0, depth, -, line, pending, cont, comment, fixed, least, text_top] or
    * an open hole [1, -, cut, free, bol, carried, 0, 0, 0, 0]; "-" is the stack's slot,
    * whose contents follow the record */
@@ -367,11 +367,15 @@ HfLayout *hf_layout_new(const int32_t *config, int32_t n_config, const int32_t *
                         const int32_t *lead, const int32_t *blank_first, int32_t n_chunks);
 void hf_layout_delete(HfLayout *self);
 
-/* Takes the raw graph's current snapshot: n_raw states, each 3 ints (hole index or -1,
- * final flag, closers ahead or -1 for none known), and the edges added since the last call
- * (HF_LAYOUT_EDGE_FIELDS ints each).  0, or -1 on bad input / out of memory. */
-int hf_layout_raw(HfLayout *self, int32_t n_raw, const int32_t *states,
-                  const int32_t *edges, int32_t n_new_edges);
+/* Takes the raw graph's current snapshot: per raw state (n_raw) its hole index or -1, a
+ * final flag, and the brackets the text after it can close (-1: none known); the edges
+ * added since the last call (n_new_edges quadruples, kinds, terms) and the text facts of
+ * those that need them (n_facts records of HF_LAYOUT_FACT_FIELDS).  0, or -1 on bad input
+ * (the session is then unusable) or out of memory. */
+int hf_layout_raw(HfLayout *self, int32_t n_raw, const int32_t *hole, const int32_t *final,
+                  const int32_t *ahead, int32_t n_new_edges, const int32_t *quads,
+                  const int32_t *kinds, const int32_t *terms, int32_t n_facts,
+                  const int32_t *facts);
 
 /* The id of a layout key (HF_LAYOUT_KEY_FIELDS ints, then the stack), or -1. */
 int32_t hf_layout_key(HfLayout *self, const int32_t *fields, int32_t n_fields);

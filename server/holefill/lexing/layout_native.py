@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 _NO_SPAN = (Place(), Place())
 KEY_FIELDS = lib.HF_LAYOUT_KEY_FIELDS
-EDGE_FIELDS = lib.HF_LAYOUT_EDGE_FIELDS
 
 
 def encode_key(key: object) -> list[int]:
@@ -167,14 +166,22 @@ class NativeSession:
         """Hands C the raw graph's states and the edges it has not seen."""
         self.raw = raw
         self.hole_raw = set(raw.hole_states)
-        ahead = self.layout._closers_ahead(raw, len(self.chunks) - 1)
-        hole_of = {s: h for h, s in enumerate(raw.hole_states)}
-        finals = set(raw.finals)
-        states = array("i", [x for s in range(raw.n_states)
-                             for x in (hole_of.get(s, -1), s in finals, ahead.get(s, -1))])
-        fields = _edge_fields(self.layout, self.chunks, raw, self._n_raw_edges)
-        n_new = raw.n_edges - self._n_raw_edges
-        if lib.hf_layout_raw(self.ptr, raw.n_states, _buf(states), _buf(fields), n_new) != 0:
+        n = raw.n_states
+        hole, final, ahead = (array("i", [-1]) * n, array("i", [0]) * n,
+                              array("i", [-1]) * n)
+        for h, s in enumerate(raw.hole_states):
+            hole[s] = h
+        for s in raw.finals:
+            final[s] = 1
+        for s, k in self.layout._closers_ahead(raw, len(self.chunks) - 1).items():
+            ahead[s] = k
+        first = self._n_raw_edges
+        quads = raw.edges[4 * first:4 * raw.n_edges]
+        kinds, terms = array("i", raw.kinds[first:]), array("i", raw.terms[first:])
+        facts = _text_facts(self.layout, self.chunks, raw, first)
+        if lib.hf_layout_raw(self.ptr, n, _buf(hole), _buf(final), _buf(ahead),
+                             raw.n_edges - first, _buf(quads), _buf(kinds), _buf(terms),
+                             len(facts) // lib.HF_LAYOUT_FACT_FIELDS, _buf(facts)) != 0:
             raise MemoryError("hf_layout_raw failed")
         self._n_raw_edges = raw.n_edges
 
@@ -231,21 +238,25 @@ def _buf(arr: array) -> object:
     return ffi.from_buffer("int32_t[]", arr) if len(arr) else ffi.NULL
 
 
-def _edge_fields(layout: PythonLayoutLexer, chunks: Sequence[str], raw: LexemeNFA,
-                 first: int) -> array:
-    """HF_LAYOUT_EDGE_FIELDS ints per raw edge from `first` on: the edge, and what the
-    layout rules read of the text around it (see native/holefill.h)."""
+def _text_facts(layout: PythonLayoutLexer, chunks: Sequence[str], raw: LexemeNFA,
+                first: int) -> array:
+    """HF_LAYOUT_FACT_FIELDS ints per raw edge from `first` on that is a line break, a blank
+    or a line continuation: what the layout rules read of the text around it (see
+    native/holefill.h)."""
     from holefill.lexing.python_layout import _nl_break_width, indent_width
 
     nl, ws, cont = layout.nl, layout.ws, layout.line_cont
     out = array("i")
-    edges, kinds, terms, spans = raw.edges, raw.kinds, raw.terms, raw.spans
-    for e in range(first, raw.n_edges):
+    spans = raw.spans
+    for e, term in enumerate(raw.terms[first:], first):
+        if term != ws and term != nl and term != cont:
+            continue
         a, b = spans[e]
-        term = terms[e]
         same = a.chunk == b.chunk
         ws_blank = nl_same = carried = least_b = break_b = cont_ws = 0
-        if term == ws and same and a.chunk >= 0:
+        if term == ws:
+            if not same or a.chunk < 0:
+                continue
             ws_blank = indent_width(chunks[a.chunk][a.pos:b.pos])
         elif term == nl:
             if same and a.chunk >= 0:
@@ -258,9 +269,7 @@ def _edge_fields(layout: PythonLayoutLexer, chunks: Sequence[str], raw: LexemeNF
                     least_b = indent_width(tail)
                     w = _nl_break_width(tail)
                     break_b = -1 if w is None else w
-        elif term == cont and b.chunk >= 0:
+        elif b.chunk >= 0:
             cont_ws = int(chunks[b.chunk][b.pos:b.pos + 1] in (" ", "\t", "\f"))
-        out.extend((edges[4 * e], edges[4 * e + 1], edges[4 * e + 2], edges[4 * e + 3],
-                    kinds[e], term, same, ws_blank, nl_same, carried, least_b, break_b,
-                    cont_ws))
+        out.extend((e, same, ws_blank, nl_same, carried, least_b, break_b, cont_ws))
     return out
