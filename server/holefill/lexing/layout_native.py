@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from holefill._native import ffi, lib
 from holefill.budget import Budget
@@ -32,7 +32,7 @@ def encode_key(key: object) -> list[int]:
     if isinstance(key, Layout):
         return [0, key.depth, 0, key.line, key.pending, int(key.cont), int(key.comment),
                 int(key.fixed), key.least, int(key.text_top), *key.stack]
-    tag, (stack, cut, free), bol, carried = key  # type: ignore[misc]
+    tag, (stack, cut, free), bol, carried = cast(tuple, key)
     assert tag == "open"
     return [1, 0, cut, int(free), int(bol), carried, 0, 0, 0, 0, *stack]
 
@@ -116,7 +116,7 @@ class StateInfo(Mapping):
     def __getitem__(self, s: object) -> object:
         if not self._has(s):
             raise KeyError(s)
-        return self.session.key_object(self.key[s])  # type: ignore[index]
+        return self.session.key_object(self.key[cast(int, s)])
 
     def __iter__(self) -> Iterator[int]:
         return (s for s in range(self.n) if self._has(s))

@@ -646,13 +646,14 @@ class PythonLayoutLexer:
             edges=prod.edges,
             starts=starts,
             finals=[session.final],
-            kinds=prod.kinds,
-            terms=prod.terms,
-            spans=prod.spans,
+            # the native product's are arrays and on-demand sequences: read-only alike
+            kinds=cast(list, prod.kinds),
+            terms=cast(list, prod.terms),
+            spans=cast(list, prod.spans),
             hole_states=[],
             raw=raw,
-            raw_edge=prod.raw_edge,  # type: ignore[arg-type]
-            state_info=state_info,  # type: ignore[arg-type]
+            raw_edge=cast(list, prod.raw_edge),
+            state_info=cast(dict, state_info),
         )
 
     def product_session(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None,
