@@ -128,6 +128,36 @@ def test_sessions_grown_entry_by_entry_stay_equal(lexers) -> None:
     assert isinstance(sessions[1], NativeSession)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(LINES), min_size=1, max_size=6), st.data())
+def test_random_sessions_grown_entry_by_entry_stay_equal(lexers, lines, data) -> None:
+    """Entries at random places of the text after a hole (the hole itself, or any position,
+    also ones the raw graph reaches only later) with random keys: both sessions stay equal
+    after every entry."""
+    text = "\n".join(lines) + "\n"
+    chunks = ["", text]
+    ref, nat = lexers
+    graphs = [ref.raw.graph(chunks), nat.raw.graph(chunks)]
+    sessions: list[object] = [None, None]
+    stack = data.draw(st.sampled_from([(0,), (0, 4), (0, 4, 8), (0, 2)]))
+    keys = layouts(stack) + [Layout(d, stack, 1, -1) for d in (0, 1, 2)]
+    for _ in range(data.draw(st.integers(1, 5))):
+        at_hole = data.draw(st.booleans())
+        pos = data.draw(st.integers(0, len(text) - 1))
+        place = Place(hole=0) if at_hole else Place(1, pos)
+        key = data.draw(st.sampled_from(keys if at_hole else keys[-3:]))
+        got = []
+        for i, lx in enumerate((ref, nat)):
+            rs = graphs[i].state_of(place)
+            raw = graphs[i].nfa()
+            if sessions[i] is None:
+                sessions[i] = lx.product_session(chunks, raw, None)
+            lx.refresh(sessions[i], raw)  # type: ignore[arg-type]
+            starts = lx.extend(sessions[i], [(rs, key)])  # type: ignore[arg-type]
+            got.append((starts, set(lx._steps), session_of(sessions[i])))
+        assert got[0] == got[1]
+
+
 @pytest.mark.parametrize("steps", [0, 7, 150, 2000])
 def test_budget_runs_out_at_the_same_step(lexers, steps) -> None:
     chunks = ["class A:\n    def f(self, x):\n        ", "\n        return [x,\n", "]\n"]
