@@ -676,17 +676,13 @@ static void prod_add(HfLayout *S, int32_t a, int32_t label, int32_t b, int32_t w
   if (b == DEAD || S->failed) return;
   int32_t key[4] = {a, label, b, raw};
   bool added = false;
-  int32_t n_seen = interner_count(&S->seen);
   if (intern(&S->seen, key, 4, &added) < 0) {
     S->failed = 1;
     return;
   }
-  if (!added) return;
-  if (!spend(S, 1)) {
-    /* Python spends before recording the key; the session is unusable either way. */
-    (void)n_seen;
-    return;
-  }
+  /* Python records the key after spending; a failed spend leaves the session unusable, so
+   * the order does not show. */
+  if (!added || !spend(S, 1)) return;
   record_edge(S, a, label, b, weight, kind, term, raw, hole);
 }
 
@@ -780,9 +776,7 @@ static void emit_alts(HfLayout *S, int32_t src, int32_t rt, const HfInt32Array *
     const int32_t *p = alts->contents + pos;
     int32_t key = p[0], n = p[2];
     pos += 3 + (size_t)n;
-    int32_t dst = state(S, rt, key);
-    /* state() may grow nothing in `alts` (it only touches ids and todo) */
-    p = alts->contents + pos - 3 - (size_t)n;
+    int32_t dst = state(S, rt, key); /* touches ids and todo, never `alts` */
     emit(S, src, p + 3, drop_last ? n - 1 : n, dst, label, weight, e);
   }
 }
@@ -906,7 +900,7 @@ static Exits exits_one(int32_t key) {
   return x;
 }
 
-/* The edges of a hole state (before its out edges), and what leaving it looks like. */
+/* What extend knows at a hole state (see hole_state). */
 typedef struct HoleCtx {
   bool open, bol, deep_enough;
   Open oh;
@@ -914,92 +908,93 @@ typedef struct HoleCtx {
   Exits exits, exits_text, exits_blank;
 } HoleCtx;
 
-static void hole_state(HfLayout *S, int32_t src, int32_t rs, int32_t key, HoleCtx *c) {
+/* hole_state for an open hole ("open", oh, bol, carried): its own layout tokens. */
+static void open_hole_state(HfLayout *S, int32_t src, int32_t rs, int32_t key, HoleCtx *c) {
   int32_t h = S->raw_hole.contents[rs];
+  Open o = open_get(S, key);
+  c->oh = o;
+  c->bol = o.bol != 0;
+  int32_t carried = o.carried;
+  int32_t after = open_hole_exit(S, &o);
+  int32_t n;
+  const int32_t *st = stack_of(S, after, &n);
+  int32_t top = st[n - 1];
+  c->deep_enough = top < 0 || top >= carried;
+  c->entry_stack = after;
+  Open line_start = o;
+  line_start.bol = 1;
+  line_start.carried = 0;
+  if (c->bol) {
+    if (c->deep_enough) {
+      Open mid_o = o;
+      mid_o.bol = 0;
+      mid_o.carried = 0;
+      prod_add_tokens(S, src, state(S, rs, open_key_of(S, &mid_o)), h);
+    }
+    int32_t mv[4];
+    Open nx[4];
+    int32_t k = open_hole_moves(S, &o, mv, nx);
+    for (int32_t i = 0; i < k; i++) {
+      nx[i].bol = 1;
+      nx[i].carried = carried;
+      int32_t dst = state(S, rs, open_key_of(S, &nx[i]));
+      prod_add(S, src, mv[i], dst, 1, KIND_HOLE, mv[i], -1, h);
+    }
+    if (carried) {
+      int32_t dst = state(S, rs, open_key_of(S, &line_start));
+      prod_add(S, src, EPS, dst, 1, KIND_HOLE, S->newline, -1, h);
+    }
+  } else {
+    prod_add_tokens(S, src, src, h);
+    int32_t dst = state(S, rs, open_key_of(S, &line_start));
+    prod_add(S, src, S->newline, dst, 1, KIND_HOLE, S->newline, -1, h);
+  }
+  if (!c->bol) {
+    Lay x0 = lay_plain(0, after, LT_SOME, P_NONE), x1 = lay_plain(-1, after, LT_SOME, P_NONE);
+    c->exits.n = 2;
+    c->exits.keys[0] = lay_key(S, &x0);
+    c->exits.keys[1] = lay_key(S, &x1);
+    c->exits_text = c->exits_blank = c->exits;
+    return;
+  }
+  Lay blank = lay_plain(0, after, LT_NONE, P_NONE);
+  c->exits_blank = exits_one(lay_key(S, &blank));
+  int32_t text_after = h + 1;
+  int32_t need = carried + S->lead.contents[text_after];
+  c->exits.n = 0;
+  if (c->deep_enough) {
+    Lay x = lay_plain(0, top_at_least(S, after, carried), LT_NONE, P_NONE);
+    c->exits = exits_one(lay_key(S, &x));
+  }
+  c->exits_text.n = 0;
+  if (S->blank_first.contents[text_after]) {
+    c->exits_text = c->exits_blank;
+  } else if (top < 0 || top >= need) {
+    Lay x = lay_plain(0, top_at_least(S, after, need), LT_NONE, P_NONE);
+    c->exits_text = exits_one(lay_key(S, &x));
+  }
+}
+
+/* The edges of a hole state (before its out edges), and what leaving it looks like. */
+static void hole_state(HfLayout *S, int32_t src, int32_t rs, int32_t key, HoleCtx *c) {
   c->open = !key_is_layout(S, key);
   if (c->open) {
-    Open o = open_get(S, key);
-    c->oh = o;
-    c->bol = o.bol != 0;
-    int32_t carried = o.carried;
-    int32_t after = open_hole_exit(S, &o);
-    int32_t n;
-    const int32_t *st = stack_of(S, after, &n);
-    int32_t top = st[n - 1];
-    c->deep_enough = top < 0 || top >= carried;
-    Open base = o;
-    if (c->bol) {
-      if (c->deep_enough) {
-        Open mid_o = base;
-        mid_o.bol = 0;
-        mid_o.carried = 0;
-        int32_t mid = state(S, rs, open_key_of(S, &mid_o));
-        prod_add_tokens(S, src, mid, h);
-      }
-      int32_t mv[4];
-      Open nx[4];
-      int32_t k = open_hole_moves(S, &o, mv, nx);
-      for (int32_t i = 0; i < k; i++) {
-        nx[i].bol = 1;
-        nx[i].carried = carried;
-        int32_t dst = state(S, rs, open_key_of(S, &nx[i]));
-        prod_add(S, src, mv[i], dst, 1, KIND_HOLE, mv[i], -1, h);
-      }
-      if (carried) {
-        Open bl = base;
-        bl.bol = 1;
-        bl.carried = 0;
-        int32_t dst = state(S, rs, open_key_of(S, &bl));
-        prod_add(S, src, EPS, dst, 1, KIND_HOLE, S->newline, -1, h);
-      }
-    } else {
-      prod_add_tokens(S, src, src, h);
-      Open bl = base;
-      bl.bol = 1;
-      bl.carried = 0;
-      int32_t dst = state(S, rs, open_key_of(S, &bl));
-      prod_add(S, src, S->newline, dst, 1, KIND_HOLE, S->newline, -1, h);
-    }
-    if (c->bol) {
-      Lay blank = lay_plain(0, after, LT_NONE, P_NONE);
-      c->exits_blank = exits_one(lay_key(S, &blank));
-      int32_t text_after = h + 1;
-      int32_t need = carried + S->lead.contents[text_after];
-      c->exits.n = 0;
-      if (c->deep_enough) {
-        Lay x = lay_plain(0, top_at_least(S, after, carried), LT_NONE, P_NONE);
-        c->exits = exits_one(lay_key(S, &x));
-      }
-      if (S->blank_first.contents[text_after]) {
-        c->exits_text = c->exits_blank;
-      } else if (top < 0 || top >= need) {
-        Lay x = lay_plain(0, top_at_least(S, after, need), LT_NONE, P_NONE);
-        c->exits_text = exits_one(lay_key(S, &x));
-      } else {
-        c->exits_text.n = 0;
-      }
-    } else {
-      Lay x0 = lay_plain(0, after, LT_SOME, P_NONE), x1 = lay_plain(-1, after, LT_SOME, P_NONE);
-      c->exits.n = 2;
-      c->exits.keys[0] = lay_key(S, &x0);
-      c->exits.keys[1] = lay_key(S, &x1);
-      c->exits_text = c->exits_blank = c->exits;
-    }
-    c->entry_stack = after;
-  } else {
-    Lay l = lay_get(S, key);
-    prod_add_tokens(S, src, src, h);
-    prod_add(S, src, S->newline, state(S, rs, open_key(S, l.stack, 0)), 1, KIND_HOLE,
-             S->newline, -1, h);
-    Lay l1 = l;
-    l1.depth = -1;
-    c->exits.n = 2;
-    c->exits.keys[0] = key;
-    c->exits.keys[1] = lay_key(S, &l1);
-    c->exits_text = c->exits_blank = c->exits;
-    c->entry_stack = l.stack;
-    c->bol = false;
+    open_hole_state(S, src, rs, key, c);
+    return;
   }
+  int32_t h = S->raw_hole.contents[rs];
+  Lay l = lay_get(S, key);
+  prod_add_tokens(S, src, src, h);
+  prod_add(S, src, S->newline, state(S, rs, open_key(S, l.stack, 0)), 1, KIND_HOLE,
+           S->newline, -1, h);
+  Lay l1 = l;
+  l1.depth = -1;
+  c->exits.n = 2;
+  c->exits.keys[0] = key;
+  c->exits.keys[1] = lay_key(S, &l1);
+  c->exits_text = c->exits_blank = c->exits;
+  c->entry_stack = l.stack;
+  c->bol = false;
 }
 
 /* A raw edge e out of hole state (src, key). */
