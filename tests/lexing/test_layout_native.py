@@ -103,6 +103,16 @@ def test_native_product_equals_python_product_on_standard_library_cuts(lexers, k
         assert_same_build(lexers, list(c.chunks))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("kind", "holes"), [("span", 1), ("span", 2), ("span", 3),
+                                             ("boundary", 1), ("boundary", 3), ("line", 1),
+                                             ("cursor", 1), ("cursor", 2)])
+def test_native_product_equals_python_product_on_many_standard_library_cuts(lexers, kind,
+                                                                            holes) -> None:
+    for c in python_cuts(kind, 50, seed=99, holes=holes, max_lines=400):
+        assert_same_build(lexers, list(c.chunks))
+
+
 def test_sessions_grown_entry_by_entry_stay_equal(lexers) -> None:
     """The entries of test_product_session's shared session, also at places the raw graph
     reaches only later (`refresh`): after every entry both sessions hold the same product."""
