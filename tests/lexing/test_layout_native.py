@@ -182,3 +182,26 @@ def test_budget_runs_out_at_the_same_step(lexers, steps) -> None:
             outcomes.append((str(exc), budget.spent))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0] != "done" or steps == 2000
+
+
+def test_malformed_raw_edges_are_refused_and_the_session_stays_refused() -> None:
+    """An edge leaving a state the snapshot does not have is an error (-1) and every later
+    call on the session is too (-3), instead of a read out of bounds."""
+    from array import array
+
+    from holefill._native import ffi, lib
+
+    def buf(xs: list[int]):
+        return ffi.from_buffer("int32_t[]", array("i", xs))
+
+    ptr = ffi.gc(lib.hf_layout_new(buf([0, 1, 2, 3, 4, 5, 6, 0, 8]), 9, buf([0] * 8), 8,
+                                   buf([7, 1]), 1, buf([0]), buf([0]), 1),
+                 lib.hf_layout_delete)
+    assert ptr != ffi.NULL
+    one = buf([-1])
+    assert lib.hf_layout_raw(ptr, 1, one, buf([1]), one, 1, buf([0, 7, 5, 0]), buf([1]),
+                             buf([7]), 0, ffi.NULL) == -1
+    key = lib.hf_layout_key(ptr, buf([0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0]), 11)
+    starts = ffi.new("int32_t[]", 1)
+    assert key == -1
+    assert lib.hf_layout_extend(ptr, buf([0, 0]), 1, -1, starts) == -3
