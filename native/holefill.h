@@ -364,4 +364,84 @@ int64_t hf_munch(const HfLexTables *dfa, const int32_t *classes, int64_t base, i
                  const int64_t *old_starts, int64_t n_old, int64_t *starts, int64_t *ends,
                  int32_t *labels, int64_t *scans, int64_t *resume, int64_t *synced);
 
+/* ---------------------------------------------------------------------------------------
+ * Python layout product: a raw lexeme NFA (lexemes with holes) times CPython's layout
+ * rules (NEWLINE / INDENT / DEDENT, brackets), grown entry by entry.  A transliteration of
+ * holefill.lexing.python_layout.PythonLayoutLexer.extend: same states, same edges in the
+ * same order.  The text stays in Python, which hands over per raw edge the numbers the
+ * rules read (HF_LAYOUT_FACT_FIELDS).
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct HfLayout HfLayout;
+
+enum HfLayoutConsts {
+  /* config: nl, newline, indent, dedent, line_cont, ws, comment terminal ids, the strict
+   * indentation unit (0: none), the bracket-guess weight */
+  HF_LAYOUT_CONFIG_FIELDS = 9,
+  /* per raw edge of a line break, blank or line continuation, its text facts: the edge,
+   * same_chunk (a.chunk == b.chunk), ws_blank (indent width of a blank's text within a
+   * chunk), nl_same (indent width of a line break's text after its breaks, within a chunk),
+   * nl_carried (_nl_break_width of the rest of a's chunk, or 0), nl_least_b (indent width
+   * of b's chunk before b), nl_break_b (_nl_break_width of that, -1 for None), cont_ws (1
+   * when b's chunk goes on with a blank after b); 0 where not read */
+  HF_LAYOUT_FACT_FIELDS = 8,
+  /* a layout key: [0, depth, -, line, pending, cont, comment, fixed, least, text_top] or
+   * an open hole [1, -, cut, free, bol, carried, 0, 0, 0, 0]; "-" is the stack's slot,
+   * whose contents follow the record */
+  HF_LAYOUT_KEY_FIELDS = 10,
+  HF_LAYOUT_DEDENT_STAR = -10, /* layout items: any number of DEDENTs */
+  HF_LAYOUT_DEDENT_PLUS = -11  /* at least one */
+};
+
+/* A session with no raw graph yet.  bracket[t]: 1 opener, -1 closer, 0 other, for the
+ * n_terminals terminals; same_line: n_same_line (terminal, weight) pairs, the tokens a hole
+ * holds on one line; lead / blank_first: per chunk (PythonLayoutLexer.product_session).
+ * NULL on bad input or out of memory. */
+HfLayout *hf_layout_new(const int32_t *config, int32_t n_config, const int32_t *bracket,
+                        int32_t n_terminals, const int32_t *same_line, int32_t n_same_line,
+                        const int32_t *lead, const int32_t *blank_first, int32_t n_chunks);
+void hf_layout_delete(HfLayout *self);
+
+/* Takes the raw graph's current snapshot: per raw state (n_raw) its hole index or -1, a
+ * final flag, and the brackets the text after it can close (-1: none known); the edges
+ * added since the last call (n_new_edges quadruples, kinds, terms) and the text facts of
+ * those that need them (n_facts records of HF_LAYOUT_FACT_FIELDS).  0, or -1 on bad input
+ * (the session is then unusable) or out of memory. */
+int hf_layout_raw(HfLayout *self, int32_t n_raw, const int32_t *hole, const int32_t *final,
+                  const int32_t *ahead, int32_t n_new_edges, const int32_t *quads,
+                  const int32_t *kinds, const int32_t *terms, int32_t n_facts,
+                  const int32_t *facts);
+
+/* The id of a layout key (HF_LAYOUT_KEY_FIELDS ints, then the stack), or -1. */
+int32_t hf_layout_key(HfLayout *self, const int32_t *fields, int32_t n_fields);
+/* Writes key's fields (stack slot as given, stack after) when cap allows; returns their
+ * count, -1 for an unknown key. */
+int32_t hf_layout_key_fields(const HfLayout *self, int32_t key, int32_t *out, int32_t cap);
+
+/* Grows the product from n_entries (raw state, key) pairs; writes their product states
+ * (DEAD ones left out) to starts (room for n_entries) and returns how many.  budget_left:
+ * edges it may add (< 0: no limit).  -1: the budget ran out, -2: out of memory, -3: bad
+ * input or an unusable session; after any of them the session is unusable. */
+int32_t hf_layout_extend(HfLayout *self, const int32_t *entries, int32_t n_entries,
+                         int64_t budget_left, int32_t *starts);
+
+/* Steps the last extend spent (one per edge added). */
+int64_t hf_layout_spent(const HfLayout *self);
+int32_t hf_layout_n_states(const HfLayout *self);
+int32_t hf_layout_final(const HfLayout *self);
+size_t hf_layout_n_edges(const HfLayout *self);
+/* The product, owned by the session (valid until the next extend): quadruples, then per
+ * edge its kind, terminal, raw edge (-1: none) and hole (-1: not a hole token). */
+const int32_t *hf_layout_edges(const HfLayout *self);
+const int32_t *hf_layout_kinds(const HfLayout *self);
+const int32_t *hf_layout_terms(const HfLayout *self);
+const int32_t *hf_layout_raw_edges(const HfLayout *self);
+const int32_t *hf_layout_holes(const HfLayout *self);
+/* Per product state: its raw state and key (-1 for states between layout tokens). */
+const int32_t *hf_layout_state_raw(const HfLayout *self);
+const int32_t *hf_layout_state_key(const HfLayout *self);
+/* The indentation steps between lines of fixed text the last extend saw (strict mode's
+ * evidence): writes up to cap, returns how many. */
+int32_t hf_layout_steps(const HfLayout *self, int32_t *out, int32_t cap);
+
 #endif /* HOLEFILL_H */

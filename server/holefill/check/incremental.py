@@ -61,6 +61,7 @@ from holefill.lexing.holes import (
 from holefill.lexing.left import LeftLexer, Lexeme
 
 if TYPE_CHECKING:
+    from holefill.lexing.layout_native import NativeSession
     from holefill.lexing.python_layout import ProductSession
 
 log = logging.getLogger(__name__)
@@ -318,7 +319,7 @@ class RightContext:
         self.crossings: dict = {}
         self.shared = shared
         self._native: NativeRight | None = None  # the shared context, once an entry is built
-        self._session: ProductSession | None = None
+        self._session: ProductSession | NativeSession | None = None
         self._sent = (0, 0)  # states and edges of the NFA the shared context holds
         self._raw_size = (0, 0)  # the raw graph's states and edges the product has read
         self._failed: set[tuple[int, object]] = set()  # entries whose closure ran out

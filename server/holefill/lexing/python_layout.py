@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
@@ -44,9 +44,13 @@ from holefill.lexing.holes import (
     LexemeNFA,
     Place,
 )
+from holefill.lexing.layout_native import NativeSession, StateInfo
 from holefill.lexing.render import Renderer, full_path, lexeme_items
 
 LINE_TOKENS_NONE, LINE_TOKENS_SOME, LINE_TOKENS_UNKNOWN = 0, 1, 2
+# Products are built in C (holefill.lexing.layout_native) unless a lexer is made with
+# native=False; the rules below stay the reference.
+NATIVE_PRODUCT = True
 PENDING_NONE = -1  # not at the start of a line (or the line's width is the hole's business)
 PENDING_FREE = -3  # at a line start whose width a hole chose (the hole lies in the indentation)
 
@@ -393,9 +397,14 @@ class _TokenLoops:
 
 
 class PythonLayoutLexer:
-    """Builds the grammar-level NFA of Python text with holes."""
+    """Builds the grammar-level NFA of Python text with holes.
 
-    def __init__(self, compiled: CompiledGrammar) -> None:
+    `native` (the default, NATIVE_PRODUCT) builds products in C (native/hf_layout.c, the
+    same states and edges); False runs the rules here, the reference the tests compare
+    against."""
+
+    def __init__(self, compiled: CompiledGrammar, native: bool | None = None) -> None:
+        self.native = NATIVE_PRODUCT if native is None else native
         g = compiled.grammar
         self.terminals = g.terminals
         self.raw = HoleLexer(compiled.lexer, g.terminals,
@@ -627,26 +636,38 @@ class PythonLayoutLexer:
         session = self.product_session(chunks, raw, unit, budget)
         starts = self.extend(session, entries)
         prod = session.prod
+        if isinstance(session, NativeSession):
+            state_info: Mapping[int, object] = StateInfo(session)
+        else:
+            state_info = {s: key[1] for key, s in session.ids.items()
+                          if key[0] not in session.hole_raw}
         return LexemeNFA(
             n_states=prod.n_states,
             edges=prod.edges,
             starts=starts,
             finals=[session.final],
-            kinds=prod.kinds,
-            terms=prod.terms,
-            spans=prod.spans,
+            # the native product's are arrays and on-demand sequences: read-only alike
+            kinds=cast(list, prod.kinds),
+            terms=cast(list, prod.terms),
+            spans=cast(list, prod.spans),
             hole_states=[],
             raw=raw,
-            raw_edge=prod.raw_edge,
-            state_info={s: key[1] for key, s in session.ids.items()
-                        if key[0] not in session.hole_raw},
+            raw_edge=cast(list, prod.raw_edge),
+            state_info=cast(dict, state_info),
         )
 
     def product_session(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None,
-                        budget: Budget | None = None) -> ProductSession:
+                        budget: Budget | None = None) -> ProductSession | NativeSession:
         """An empty product of `raw` with the layout rules, which `extend` grows from entry
         after entry: states (raw state, layout) reached from an earlier entry are shared, so
         a new entry adds only the states its layouts lead to before they meet old ones."""
+        # The width of the first line of each chunk when it begins with whitespace and a
+        # token (a line the hole may have begun): a hole that ends at a line start must
+        # reach at least that width with its own indentation.
+        lead = [indent_width(m.group(1)) if (m := _LEAD.match(c)) else 0 for c in chunks]
+        blank_first = [_BLANK_FIRST.match(c) is not None for c in chunks]
+        if self.native:
+            return NativeSession(self, chunks, raw, unit, budget, lead, blank_first)
         out_edges: dict[int, list[int]] = {}
         for e in range(raw.n_edges):
             out_edges.setdefault(raw.edges[4 * e], []).append(e)
@@ -655,14 +676,9 @@ class PythonLayoutLexer:
             chunks=list(chunks), raw=raw, unit=unit, prod=prod,
             closers_ahead=self._closers_ahead(raw, len(chunks) - 1),
             out_edges=out_edges, hole_raw=set(raw.hole_states), final_raw=set(raw.finals),
-            final=prod.new_state(),
-            # The width of the first line of each chunk when it begins with whitespace and a
-            # token (a line the hole may have begun): a hole that ends at a line start must
-            # reach at least that width with its own indentation.
-            lead=[indent_width(m.group(1)) if (m := _LEAD.match(c)) else 0 for c in chunks],
-            blank_first=[_BLANK_FIRST.match(c) is not None for c in chunks])
+            final=prod.new_state(), lead=lead, blank_first=blank_first)
 
-    def refresh(self, session: ProductSession, raw: LexemeNFA) -> None:
+    def refresh(self, session: ProductSession | NativeSession, raw: LexemeNFA) -> None:
         """Takes a later snapshot of the session's raw graph (holefill.lexing.holes.RawGraph:
         states and edges only get added, new edges leave new states), so that entries at its
         new places find their lexemes. What the product read of the old states stays true:
@@ -670,18 +686,28 @@ class PythonLayoutLexer:
         old = session.raw
         if raw.n_states == old.n_states and raw.n_edges == old.n_edges:
             return
+        if isinstance(session, NativeSession):
+            session.read_raw(raw)
+            return
         for e in range(old.n_edges, raw.n_edges):
             session.out_edges.setdefault(raw.edges[4 * e], []).append(e)
         session.raw = raw
         session.closers_ahead = self._closers_ahead(raw, len(session.chunks) - 1)
         session.final_raw = set(raw.finals)
 
-    def extend(self, session: ProductSession, entries: Sequence[tuple[int, object]] | None,
+    def extend(self, session: ProductSession | NativeSession,
+               entries: Sequence[tuple[int, object]] | None,
                budget: Budget | None = None) -> list[int]:
         """Grows the product from `entries` (raw state, layout key), or from the file's start
         (None); returns their product states (those that can reach the end). Every edge it
         adds leaves a state it added. `_steps` holds the indentation steps of this call's
         fixed text. An exception (the budget) leaves the session unusable."""
+        if isinstance(session, NativeSession):
+            if budget is not None:
+                session.prod.budget = budget
+            if entries is None:
+                entries = [(session.raw.starts[0], self.file_start(session.chunks[0]))]
+            return session.extend(entries, session.prod.budget)
         self._steps = set()
         # One product's answers of `_token` (layouts repeat along fixed text; unit is fixed).
         self._token_memo = {}
