@@ -208,6 +208,11 @@ class NativeRawGraph:
             raise MemoryError("the native lexer ran out of memory")
         return s
 
+    @property
+    def done(self) -> _Expanded:
+        """The places expanded so far (RawGraph.done), for `in` tests."""
+        return _Expanded(self)
+
     def size(self) -> tuple[int, int]:
         """States and edge quadruple entries so far (RawGraph.size)."""
         return lib.hf_raw_n_states(self._g), 4 * lib.hf_raw_n_edges(self._g)
@@ -241,6 +246,18 @@ class NativeRawGraph:
             spans=PlaceSpans(_ints(lib.hf_raw_spans(g), 10 * n)),  # type: ignore[arg-type]
             hole_states=list(self.hole_states),
         )
+
+
+class _Expanded:
+    """`place in graph.done` on a native graph."""
+
+    def __init__(self, graph: NativeRawGraph) -> None:
+        self.graph = graph
+
+    def __contains__(self, place: object) -> bool:
+        key = ffi.new("int32_t[5]", _place_key(place))  # type: ignore[arg-type]
+        s = lib.hf_raw_find(self.graph._g, key)
+        return s >= 0 and bool(lib.hf_raw_is_done(self.graph._g, s))
 
 
 def _opt(x: int | None) -> int:
