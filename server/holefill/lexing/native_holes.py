@@ -91,15 +91,31 @@ def _place_key(p: Place) -> tuple[int, int, int, int, int]:
 
 
 class PlaceSpans(Sequence):
-    """`LexemeNFA.spans` over a C copy: (Place, Place) per edge, made when read."""
+    """`LexemeNFA.spans` of a native graph's snapshot: (Place, Place) per edge, the places
+    of the edge's two states. A reader of a few spans (the witness renderer) has them made
+    one by one; a reader of many (python_layout reads them all) gets, after READ_ONE of
+    them, the whole list, which also replaces the snapshot's `spans` attribute so that
+    later reads are plain list reads."""
 
-    __slots__ = ("_a",)
+    READ_ONE = 64
+    __slots__ = ("_graph", "_n", "_reads", "_list", "owner")
 
-    def __init__(self, a: array) -> None:
-        self._a = a  # 10 int32 per edge: the two places' (chunk, pos, hole, kill, flag)
+    def __init__(self, graph: NativeRawGraph, n: int) -> None:
+        self._graph = graph
+        self._n = n
+        self._reads = 0
+        self._list: list[tuple[Place, Place]] | None = None
+        self.owner: LexemeNFA | None = None
 
     def __len__(self) -> int:
-        return len(self._a) // 10
+        return self._n
+
+    def materialized(self) -> list[tuple[Place, Place]]:
+        if self._list is None:
+            self._list = self._graph._span_list(self._n)
+            if self.owner is not None:
+                self.owner.spans = self._list
+        return self._list
 
     @overload
     def __getitem__(self, e: int) -> tuple[Place, Place]: ...
@@ -108,23 +124,22 @@ class PlaceSpans(Sequence):
     def __getitem__(self, e: slice) -> list[tuple[Place, Place]]: ...
 
     def __getitem__(self, e: int | slice) -> tuple[Place, Place] | list[tuple[Place, Place]]:
-        from holefill.lexing.holes import Place
-
-        if isinstance(e, slice):
-            return [self[i] for i in range(*e.indices(len(self)))]
+        if self._list is not None or isinstance(e, slice):
+            return self.materialized()[e]
+        self._reads += 1
+        if self._reads > self.READ_ONE:
+            return self.materialized()[e]
         if e < 0:
-            e += len(self)
-        if not 0 <= e < len(self):
+            e += self._n
+        if not 0 <= e < self._n:
             raise IndexError(e)
-        a, o = self._a, 10 * e
-        return (Place(a[o], a[o + 1], a[o + 2], a[o + 3], a[o + 4]),
-                Place(a[o + 5], a[o + 6], a[o + 7], a[o + 8], a[o + 9]))
+        return self._graph._span(e)
 
     def __iter__(self) -> Iterator[tuple[Place, Place]]:
-        return (self[e] for e in range(len(self)))
+        return iter(self.materialized())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
+        return isinstance(other, Sequence) and self.materialized() == list(other)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -146,8 +161,10 @@ class NativeRawGraph:
         self.anchors = anchors
         self.budget = budget
         self._native = native_lexer(lexer)
-        classes = [self._native.classes(c) for c in self.chunks]
+        self._classes = classes = [self._native.classes(c) for c in self.chunks]
         self._cls: list[list[int]] | None = None
+        self._places: list[Place | None] = []  # per state, see _place
+        self._spans: list[tuple[Place, Place]] = []  # per edge, see _span_list
         lengths = np.array([len(c) for c in self.chunks], dtype=np.int32)
         flat = np.concatenate(classes) if classes else np.zeros(0, np.int32)
         sites = np.array([v for s in anchors.sites for v in (
@@ -168,7 +185,7 @@ class NativeRawGraph:
         """The character classes per chunk (HoleLexer.classes), for the Python runs of the
         incremental junction."""
         if self._cls is None:
-            self._cls = [self.lexer.classes(c) for c in self.chunks]
+            self._cls = [c.tolist() for c in self._classes]
         return self._cls
 
     @property
@@ -230,22 +247,60 @@ class NativeRawGraph:
         edges = _ints(lib.hf_raw_edges(g) + 4 * had_edges, 4 * (n_edges - had_edges))
         return lib.hf_raw_n_states(g), edges, self._finals(had_states)
 
+    def _place(self, s: int) -> Place:
+        """The place of state s (one Place object per state, made when first asked)."""
+        places = self._places
+        if s >= len(places):
+            places.extend([None] * (lib.hf_raw_n_states(self._g) - len(places)))
+        got = places[s]
+        if got is None:
+            from holefill.lexing.holes import Place
+
+            k = lib.hf_raw_places(self._g) + 5 * s
+            got = places[s] = Place(k[0], k[1], k[2], k[3], k[4])
+        return got
+
+    def _span(self, e: int) -> tuple[Place, Place]:
+        q = lib.hf_raw_edges(self._g) + 4 * e
+        return self._place(q[0]), self._place(q[2])
+
+    def _span_list(self, n: int) -> list[tuple[Place, Place]]:
+        """The spans of the first n edges (made once per graph, extended as it grows)."""
+        spans = self._spans
+        if len(spans) < n:
+            from holefill.lexing.holes import Place
+
+            n_states = lib.hf_raw_n_states(self._g)
+            places = self._places
+            places.extend([None] * (n_states - len(places)))
+            keys = _ints(lib.hf_raw_places(self._g), 5 * n_states)
+            for s, p in enumerate(places):
+                if p is None:
+                    places[s] = Place(*keys[5 * s:5 * s + 5])
+            had = len(spans)
+            q = _ints(lib.hf_raw_edges(self._g) + 4 * had, 4 * (n - had))
+            get = places.__getitem__
+            spans.extend(zip(map(get, q[0::4]), map(get, q[2::4]), strict=True))
+        return spans[:n]
+
     def nfa(self) -> LexemeNFA:
         from holefill.lexing.holes import LexemeNFA
 
         g = self._g
         n = lib.hf_raw_n_edges(g)
         start = lib.hf_raw_find(g, ffi.new("int32_t[5]", (0, 0, -1, -1, 0)))
-        return LexemeNFA(
+        nfa = LexemeNFA(
             n_states=lib.hf_raw_n_states(g),
             edges=_ints(lib.hf_raw_edges(g), 4 * n),
             starts=[start],
             finals=self._finals(0),
             kinds=_ints(lib.hf_raw_kinds(g), n).tolist(),
             terms=_ints(lib.hf_raw_terms(g), n).tolist(),
-            spans=PlaceSpans(_ints(lib.hf_raw_spans(g), 10 * n)),  # type: ignore[arg-type]
+            spans=PlaceSpans(self, n),  # type: ignore[arg-type]
             hole_states=list(self.hole_states),
         )
+        nfa.spans.owner = nfa  # type: ignore[attr-defined]
+        return nfa
 
 
 class _Expanded:
