@@ -290,7 +290,7 @@ struct HfRawGraph {
   HfInt32Array places;    /* 5 per state */
   HfInt32Array state_slots; /* open addressing: state + 1, 0 empty */
   HfInt32Array edges;     /* 4 per edge */
-  HfInt32Array kinds, terms, spans; /* spans: 10 per edge */
+  HfInt32Array kinds, terms; /* an edge's span: the places of its two states */
   HfInt32Array edge_slots;
   HfByteArray done;       /* per state */
   HfInt32Array hole_states;
@@ -419,17 +419,13 @@ static int add_edge(HfRawGraph *g, Place a, int32_t label, Place b, int32_t weig
   }
   if (spend(g, 1)) return BUDGET;
   size_t n = g->terms.size;
-  if (!array_reserve(&g->edges, 4 * n + 4) || !array_reserve(&g->spans, 10 * n + 10) ||
+  if (!array_reserve(&g->edges, 4 * n + 4) ||
       !array_push(&g->kinds, kind) || !array_push(&g->terms, term))
     return NOMEM;
   g->edge_slots.contents[i] = (int32_t)n + 1;
   int32_t *q = &g->edges.contents[4 * n];
   q[0] = sa, q[1] = label, q[2] = sb, q[3] = weight;
   g->edges.size += 4;
-  int32_t *sp = &g->spans.contents[10 * n];
-  sp[0] = a.chunk, sp[1] = a.pos, sp[2] = a.hole, sp[3] = a.kill, sp[4] = a.flag;
-  sp[5] = b.chunk, sp[6] = b.pos, sp[7] = b.hole, sp[8] = b.kill, sp[9] = b.flag;
-  g->spans.size += 10;
   if ((n + 1) * 2 > g->edge_slots.size && !rehash_edges(g, g->edge_slots.size * 2))
     return NOMEM;
   return OK;
@@ -840,7 +836,6 @@ void hf_raw_delete(HfRawGraph *self) {
   array_destroy(&self->edges);
   array_destroy(&self->kinds);
   array_destroy(&self->terms);
-  array_destroy(&self->spans);
   array_destroy(&self->edge_slots);
   array_destroy(&self->done);
   array_destroy(&self->hole_states);
@@ -1007,7 +1002,6 @@ int32_t hf_raw_n_edges(const HfRawGraph *g) { return (int32_t)g->terms.size; }
 const int32_t *hf_raw_edges(const HfRawGraph *g) { return g->edges.contents; }
 const int32_t *hf_raw_kinds(const HfRawGraph *g) { return g->kinds.contents; }
 const int32_t *hf_raw_terms(const HfRawGraph *g) { return g->terms.contents; }
-const int32_t *hf_raw_spans(const HfRawGraph *g) { return g->spans.contents; }
 const int32_t *hf_raw_places(const HfRawGraph *g) { return g->places.contents; }
 int32_t hf_raw_n_holes(const HfRawGraph *g) { return (int32_t)g->hole_states.size; }
 const int32_t *hf_raw_hole_states(const HfRawGraph *g) { return g->hole_states.contents; }

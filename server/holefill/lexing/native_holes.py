@@ -73,16 +73,24 @@ def _ctype(a: np.ndarray) -> str:
 
 
 _lock = threading.Lock()
+# NativeLexers by DFA (held here, so that its id stays its own) and by the HoleLexer's
+# per-terminal tables: a checker made per request builds its HoleLexer again, not its C one.
+_by_dfa: dict[int, tuple[object, dict[tuple, NativeLexer]]] = {}
 
 
 def native_lexer(lexer: HoleLexer) -> NativeLexer:
-    """The NativeLexer of `lexer`, made on first use."""
+    """The NativeLexer of `lexer`, made on first use (shared by lexers of the same DFA and
+    tables)."""
     got = lexer.__dict__.get("_native_lexer")
     if got is None:
+        key = (tuple(lexer.weight), lexer.ignored, lexer.reference.comment_like,
+               tuple(lexer.hole_terminals), lexer.anywhere, len(lexer.terminals))
         with _lock:
-            got = lexer.__dict__.get("_native_lexer")
+            _, made = _by_dfa.setdefault(id(lexer.dfa), (lexer.dfa, {}))
+            got = made.get(key)
             if got is None:
-                got = lexer.__dict__["_native_lexer"] = NativeLexer(lexer)
+                got = made[key] = NativeLexer(lexer)
+            lexer.__dict__["_native_lexer"] = got
     return got
 
 
