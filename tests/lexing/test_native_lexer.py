@@ -47,10 +47,11 @@ LEXERS = {name: hole_lexer(name) for name in ("tiny", "kw", "python", "cpp", "c"
 # Pieces the texts are made of: characters and the openers and closers that make lexing with
 # holes interesting (strings, comments, triple quotes, directives, keywords inside names).
 PIECES = {
-    "tiny": list("abc \"'x=;\n"),
+    "tiny": list("abc \"'x=;\n") + ["\u00e9", "\ud800", "\U0001f600"],
     "kw": ["if", "iff", "x", " ", "#", "\n", "a", "1"],
     "python": ["x", "1", " ", "\n", "    ", "'", '"', '"""', "'''", "#", "(", ")", "def ", ":",
-               "=", "f'", "{", "}", "\\", "b'", ".", "0x", "e", "_", "r'"],
+               "=", "f'", "{", "}", "\\", "b'", ".", "0x", "e", "_", "r'", "\u00e9", "\u2028",
+               "\U0001f600"],
     "cpp": ["x", "1", " ", "\n", "/*", "*/", "//", '"', "'", "#define ", "#if ", "\\", "{",
             "}", ";", "<", ">", "::", "R\"(", ")\"", "u8", "int ", "0x", ".", "e"],
     "c": ["x", "1", " ", "\n", "/*", "*/", "//", '"', "'", "#include ", "#if ", "\\", "{",

@@ -64,7 +64,7 @@ class NativeLexer:
 
     def classes(self, chunk: str) -> np.ndarray:
         """HoleLexer.classes of a chunk as an int32 array (bisect_right on the boundaries)."""
-        codes = np.frombuffer(chunk.encode("utf-32-le"), dtype=np.uint32)
+        codes = np.frombuffer(chunk.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         return np.searchsorted(self.boundaries, codes, side="right").astype(np.int32)
 
 
