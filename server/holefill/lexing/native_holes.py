@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, cast, overload
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class NativeLexer:
         ignored = np.array([t in lexer.ignored for t in range(n_terms)], dtype=np.uint8)
         comment = np.array([t in lexer.reference.comment_like for t in range(n_terms)],
                            dtype=np.uint8)
-        self._keep = arrays = [
+        arrays: list[np.ndarray] = [
             trans, np.array(dfa.accept, dtype=np.int32),
             np.array(dfa.killable, dtype=np.uint8), alive,
             np.array(lexer.weight, dtype=np.int32), ignored, comment,
@@ -287,8 +287,9 @@ class NativeRawGraph:
                     places[s] = Place(*keys[5 * s:5 * s + 5])
             had = len(spans)
             q = _ints(lib.hf_raw_edges(self._g) + 4 * had, 4 * (n - had))
-            get = places.__getitem__
-            spans.extend(zip(map(get, q[0::4]), map(get, q[2::4]), strict=True))
+            made = cast("list[Place]", places)  # every state's place is made now
+            spans.extend(zip(map(made.__getitem__, q[0::4]), map(made.__getitem__, q[2::4]),
+                             strict=True))
         return spans[:n]
 
     def nfa(self) -> LexemeNFA:
