@@ -203,3 +203,26 @@ def test_native_graph_equals_python_graph_on_cuts_of_real_files(case: int) -> No
         place = Place(0, rng.randrange(len(chunks[0]) + 1))
         assert py.state_of(place) == nat.state_of(place)
     _graphs_equal(py.nfa(), nat.nfa())
+
+
+def test_graphs_built_on_several_threads_share_one_native_lexer() -> None:
+    """cffi drops the GIL around the C build, and lexers are shared between threads: graphs
+    built at once on four threads (the lexer's closure caches filled concurrently, from a
+    fresh C lexer) equal the Python graphs of the same texts."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from holefill.lexing import native_holes
+
+    spec = get_language("cpp")
+    lexer = spec.make_lexer(spec.compile()).holes  # type: ignore[attr-defined]
+    native_holes._by_dfa.pop(id(lexer.dfa), None)  # a C lexer with empty caches
+    rng = random.Random(3)
+    texts = [["".join(rng.choice(PIECES["cpp"]) for _ in range(rng.randint(0, 12)))
+              for _ in range(rng.randint(2, 4))] for _ in range(40)]
+    lexer.native = False
+    want = [lexer.build(chunks) for chunks in texts]
+    lexer.native = True
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lexer.build, texts))
+    for a, b in zip(want, got, strict=True):
+        _graphs_equal(a, b)
