@@ -973,9 +973,20 @@ int hf_raw_start(HfRawGraph *g, int64_t budget_left, int64_t *spent) {
   return rc;
 }
 
+/* Whether a run may start from p: a place in a chunk of the text, or any hole place
+ * (expand skips those). */
+static bool valid_origin(const HfRawGraph *g, Place p) {
+  if (p.hole >= 0) return true;
+  return p.chunk >= 0 && p.chunk < g->n_chunks && p.pos >= 0 && p.kill >= -1 &&
+         p.kill < g->lx->n_states;
+}
+
 int hf_raw_expand(HfRawGraph *g, const int32_t *places, int32_t n, int64_t budget_left,
                   int64_t *spent) {
   budget_begin(g, budget_left);
+  *spent = 0;
+  for (int32_t x = 0; x < n; x++)
+    if (!valid_origin(g, place_at(&places[5 * x]))) return HF_LEX_BAD_PLACE;
   int rc = OK;
   array_clear(&g->todo);
   for (int32_t x = 0; x < n && !rc; x++)

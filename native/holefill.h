@@ -346,7 +346,7 @@ typedef struct HfLexer HfLexer;
 typedef struct HfRawGraph HfRawGraph;
 
 /* Results of hf_raw_start / hf_raw_expand. */
-enum { HF_LEX_OK = 0, HF_LEX_BUDGET = 1, HF_LEX_NOMEM = 2 };
+enum { HF_LEX_OK = 0, HF_LEX_BUDGET = 1, HF_LEX_NOMEM = 2, HF_LEX_BAD_PLACE = 3 };
 
 /* The lexer DFA (holefill.grammar.tables.LexerDFA) and what the graph needs per terminal.
  * trans: n_states * n_classes (-1 dead); alive: n_states * n_terms bytes (1 when the
@@ -372,7 +372,8 @@ void hf_raw_delete(HfRawGraph *self);
  * HF_LEX_BUDGET when spent exceeded budget_left (the graph is then partial). */
 int hf_raw_start(HfRawGraph *self, int64_t budget_left, int64_t *spent);
 
-/* RawGraph.expand of n places (5 int32 each). */
+/* RawGraph.expand of n places (5 int32 each).  HF_LEX_BAD_PLACE (nothing done) when a place
+ * outside the holes is not in a chunk of the text (chunk, pos >= 0, kill a DFA state or -1). */
 int hf_raw_expand(HfRawGraph *self, const int32_t *places, int32_t n, int64_t budget_left,
                   int64_t *spent);
 

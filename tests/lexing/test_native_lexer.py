@@ -226,3 +226,16 @@ def test_graphs_built_on_several_threads_share_one_native_lexer() -> None:
         got = list(pool.map(lexer.build, texts))
     for a, b in zip(want, got, strict=True):
         _graphs_equal(a, b)
+
+
+@pytest.mark.parametrize("place", [Place(3, 0), Place(-1, 0), Place(0, -2),
+                                   Place(0, 0, kill=10**6)])
+def test_a_place_outside_the_text_is_refused(place: Place) -> None:
+    """Growing the native graph from a place that is not in its text raises ValueError and
+    leaves the graph as it was (C never indexes past its arrays)."""
+    lexer = LEXERS["python"]
+    graph = lexer.graph(["x = 1", "\n"])
+    before = graph.size()
+    with pytest.raises(ValueError):
+        graph.expand([place])
+    assert graph.size() == before

@@ -216,6 +216,8 @@ class NativeRawGraph:
             raise BudgetExhausted(f"the work budget ran out after {spent[0]} steps")
         if rc == lib.HF_LEX_NOMEM:
             raise MemoryError("the native lexer ran out of memory")
+        if rc == lib.HF_LEX_BAD_PLACE:
+            raise ValueError("a place outside the text of this graph")
 
     def expand(self, places: Sequence[Place]) -> None:
         """Adds the lexemes from `places` and from every place they reach."""
