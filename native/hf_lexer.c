@@ -651,22 +651,34 @@ static int cmp_int32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Adds pair `code` to the crossing set (listed before it is marked, so that clearing the
+ * listed codes always unmarks every marked one). */
 HF_INLINE bool add_through(HfRawGraph *g, int32_t code) {
   uint64_t *w = &g->through_bits.contents[code / 64];
   uint64_t bit = UINT64_C(1) << (code % 64);
   if (*w & bit) return true;
+  if (!array_push(&g->through, code)) return false;
   *w |= bit;
-  return array_push(&g->through, code);
+  return true;
 }
 
-/* The end of chunk i with live states: lexemes that end at the hole or are killed by its
- * filling, then the states the run crosses the hole with (cur, with no pendings).
- * *stop is set when the run ends here. */
-static int cross_hole(Run *r, int32_t k, bool *stop) {
+/* Empties the crossing set (also after a call that stopped halfway). */
+static void clear_through(HfRawGraph *g) {
+  for (size_t x = 0; x < g->through.size; x++) {
+    int32_t code = g->through.contents[x];
+    g->through_bits.contents[code / 64] &= ~(UINT64_C(1) << (code % 64));
+  }
+  array_clear(&g->through);
+}
+
+/* The end of chunk i with live states (the first half of the crossing in HoleLexer._run):
+ * lexemes whose run the filling may kill end at their pending accept, and those that end in
+ * the hole get an edge per compatible terminal.  *stop: no lexeme from the origin may end
+ * in the hole or after it. */
+static int hole_lexemes(Run *r, int32_t k, bool *stop) {
   HfRawGraph *g = r->g;
   HfLexer *lx = g->lx;
   int32_t N1 = lx->n_states + 1, i = r->i, n = len_of(g, i);
-  *stop = false;
   bool obliged = i == r->origin.chunk && r->parked >= 0;
   memset(g->labels.contents, 0, g->labels.size * sizeof(uint64_t));
   for (size_t x = 0; x < g->cur.size; x++) {
@@ -687,25 +699,57 @@ static int cross_hole(Run *r, int32_t k, bool *stop) {
     }
     for (int32_t w = 0; w < lx->tw; w++) g->labels.contents[w] |= add[w];
   }
-  if (r->limit != NONE_KEY && key2(i, 2 * (int64_t)n + 1) > r->limit) {
-    *stop = true;
-    return OK;
-  }
-  if (!(r->origin.chunk == i && r->origin.pos == k)) {
-    Place hole = NO_PLACE;
-    hole.hole = i;
-    for (int32_t w = 0; w < lx->tw; w++) {
-      uint64_t bits = g->labels.contents[w];
-      while (bits) {
-        int b = __builtin_ctzll(bits);
-        bits &= bits - 1;
-        int rc = emit(r, w * 64 + b, hole);
-        if (rc) return rc;
-      }
+  *stop = r->limit != NONE_KEY && key2(i, 2 * (int64_t)n + 1) > r->limit;
+  if (*stop || (r->origin.chunk == i && r->origin.pos == k)) return OK;
+  Place hole = NO_PLACE;
+  hole.hole = i;
+  for (int32_t w = 0; w < lx->tw; w++) {
+    uint64_t bits = g->labels.contents[w];
+    while (bits) {
+      int b = __builtin_ctzll(bits);
+      bits &= bits - 1;
+      int rc = emit(r, w * 64 + b, hole);
+      if (rc) return rc;
     }
   }
-  array_clear(&g->through);
-  bool any_plain = false;
+  return OK;
+}
+
+/* HoleLexer.closure of the states in g->plain, added to the crossing set as (y, -1). */
+static int add_closure(HfRawGraph *g) {
+  HfLexer *lx = g->lx;
+  int32_t N1 = lx->n_states + 1;
+  uint64_t *un = g->closure.contents;
+  memset(un, 0, (size_t)lx->sw * sizeof(uint64_t));
+  for (int32_t w = 0; w < lx->sw; w++) {
+    uint64_t bits = g->plain.contents[w];
+    while (bits) {
+      int b = __builtin_ctzll(bits);
+      bits &= bits - 1;
+      const uint64_t *rs = reach_of(lx, w * 64 + b);
+      if (!rs) return NOMEM;
+      for (int32_t v = 0; v < lx->sw; v++) un[v] |= rs[v];
+    }
+  }
+  for (int32_t w = 0; w < lx->sw; w++) {
+    uint64_t bits = un[w];
+    while (bits) {
+      int b = __builtin_ctzll(bits);
+      bits &= bits - 1;
+      if (!add_through(g, (w * 64 + b) * N1)) return NOMEM;
+    }
+  }
+  return OK;
+}
+
+/* The second half of the crossing: the states the run may be in after the hole (with the
+ * obliged run's state), ascending, become cur with no pending accepts. */
+static int cross_hole(Run *r) {
+  HfRawGraph *g = r->g;
+  HfLexer *lx = g->lx;
+  int32_t N1 = lx->n_states + 1;
+  bool obliged = r->i == r->origin.chunk && r->parked >= 0, any_plain = false;
+  clear_through(g);
   memset(g->plain.contents, 0, g->plain.size * sizeof(uint64_t));
   for (size_t x = 0; x < g->cur.size; x++) {
     int32_t code = g->cur.contents[x].code;
@@ -721,38 +765,15 @@ static int cross_hole(Run *r, int32_t k, bool *stop) {
       any_plain = true;
     }
   }
-  if (any_plain) {
-    /* closure(plain): the union of reach(s), as (y, -1) pairs */
-    uint64_t *un = g->closure.contents;
-    memset(un, 0, (size_t)lx->sw * sizeof(uint64_t));
-    for (int32_t w = 0; w < lx->sw; w++) {
-      uint64_t bits = g->plain.contents[w];
-      while (bits) {
-        int b = __builtin_ctzll(bits);
-        bits &= bits - 1;
-        const uint64_t *rs = reach_of(lx, w * 64 + b);
-        if (!rs) return NOMEM;
-        for (int32_t v = 0; v < lx->sw; v++) un[v] |= rs[v];
-      }
-    }
-    for (int32_t w = 0; w < lx->sw; w++) {
-      uint64_t bits = un[w];
-      while (bits) {
-        int b = __builtin_ctzll(bits);
-        bits &= bits - 1;
-        if (!add_through(g, (w * 64 + b) * N1)) return NOMEM;
-      }
-    }
-  }
+  if (any_plain && add_closure(g)) return NOMEM;
   qsort(g->through.contents, g->through.size, sizeof(int32_t), cmp_int32);
   array_clear(&g->cur);
   array_clear(&g->cur_pend);
   for (size_t x = 0; x < g->through.size; x++) {
-    int32_t code = g->through.contents[x];
-    g->through_bits.contents[code / 64] &= ~(UINT64_C(1) << (code % 64));
-    Entry e = {code, -1, -1};
+    Entry e = {g->through.contents[x], -1, -1};
     if (!array_push(&g->cur, e)) return NOMEM;
   }
+  clear_through(g);
   return OK;
 }
 
@@ -814,8 +835,9 @@ static int run(HfRawGraph *g, Place origin, int32_t i, int32_t k, const int32_t 
       return OK;
     }
     bool stop;
-    int rc = cross_hole(&r, k, &stop);
+    int rc = hole_lexemes(&r, k, &stop);
     if (rc || stop) return rc;
+    if ((rc = cross_hole(&r))) return rc;
     r.i++;
     k = 0;
   }
