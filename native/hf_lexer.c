@@ -35,6 +35,13 @@ typedef struct PairEntry {
   uint64_t *compat;
 } PairEntry;
 
+static void pair_entry_free(PairEntry *e) {
+  if (!e) return;
+  hf_free(e->pairs);
+  hf_free(e->compat);
+  hf_free(e);
+}
+
 struct HfLexer {
   int32_t n_states, n_classes, n_terms, start;
   int32_t *trans;      /* n_states * n_classes */
@@ -51,7 +58,7 @@ struct HfLexer {
   pthread_mutex_t lock;  /* guards the caches below */
   uint64_t **reach;      /* n_states, lazily: states reachable from s */
   HfMap pair_index;      /* kill * N + s -> index in pairs */
-  Array(PairEntry) pairs;
+  Array(PairEntry *) pairs;
 };
 
 /* ---- the lexer ------------------------------------------------------------------------ */
@@ -119,10 +126,7 @@ void hf_lexer_delete(HfLexer *self) {
   if (!self) return;
   if (self->reach)
     for (int32_t s = 0; s < self->n_states; s++) hf_free(self->reach[s]);
-  for (size_t i = 0; i < self->pairs.size; i++) {
-    hf_free(self->pairs.contents[i].pairs);
-    hf_free(self->pairs.contents[i].compat);
-  }
+  for (size_t i = 0; i < self->pairs.size; i++) pair_entry_free(self->pairs.contents[i]);
   array_destroy(&self->pairs);
   hf_map_destroy(&self->pair_index);
   pthread_mutex_destroy(&self->lock);
@@ -173,73 +177,87 @@ static const uint64_t *reach_locked(HfLexer *lx, int32_t s) {
   return bits;
 }
 
-/* HoleLexer._pair_closure and _compatible of (s, kill), cached (under the lock). */
-static const PairEntry *pairs_locked(HfLexer *lx, int32_t s, int32_t kill) {
-  size_t n = (size_t)lx->n_states;
-  uint64_t key = (uint64_t)kill * n + (uint64_t)s;
-  int32_t got = hf_map_get(&lx->pair_index, key);
-  if (got >= 0) return &lx->pairs.contents[got];
-  /* pairs (y, ky) coded y * (N + 1) + ky + 1; seen as a bitset over all codes */
-  size_t codes = n * (n + 1);
-  uint64_t *seen = hf_malloc((codes + 63) / 64 * sizeof(uint64_t));
+/* Marks in `seen` (a bitset over pair codes) the pairs reachable from code c0 by one
+ * string through a hole while the obliged run never accepts (HoleLexer._pair_closure);
+ * *count: how many.  False when memory ran out. */
+static bool pair_bfs(const HfLexer *lx, int32_t c0, uint64_t *seen, size_t *count) {
+  int32_t N1 = lx->n_states + 1;
   HfInt32Array stack;
   array_init(&stack);
-  PairEntry e = {NULL, 0, NULL};
-  e.compat = hf_malloc((size_t)(lx->tw ? lx->tw : 1) * sizeof(uint64_t));
-  bool ok = seen && e.compat && hf_map_reserve(&lx->pair_index, 1) &&
-            array_reserve(&lx->pairs, lx->pairs.size + 1);
-  if (ok) {
-    memset(seen, 0, (codes + 63) / 64 * sizeof(uint64_t));
-    memset(e.compat, 0, (size_t)(lx->tw ? lx->tw : 1) * sizeof(uint64_t));
-    int32_t c0 = s * (lx->n_states + 1) + kill + 1;
-    seen[c0 / 64] |= UINT64_C(1) << (c0 % 64);
-    ok = array_push(&stack, c0);
-    size_t count = 1;
-    while (ok && stack.size) {
-      int32_t code = stack.contents[--stack.size];
-      int32_t x = code / (lx->n_states + 1), kx = code % (lx->n_states + 1) - 1;
-      for (int32_t c = 0; c < lx->n_classes && ok; c++) {
-        int32_t y = step(lx, x, c);
-        if (y < 0) continue;
-        int32_t ky = kx >= 0 ? step(lx, kx, c) : -1;
-        if (ky >= 0 && lx->accept[ky] >= 0) continue;
-        int32_t cy = y * (lx->n_states + 1) + ky + 1;
-        if (seen[cy / 64] >> (cy % 64) & 1) continue;
-        seen[cy / 64] |= UINT64_C(1) << (cy % 64);
-        count++;
-        ok = array_push(&stack, cy);
-      }
+  seen[c0 / 64] |= UINT64_C(1) << (c0 % 64);
+  *count = 1;
+  bool ok = array_push(&stack, c0);
+  while (ok && stack.size) {
+    int32_t code = stack.contents[--stack.size];
+    int32_t x = code / N1, kx = code % N1 - 1;
+    for (int32_t c = 0; c < lx->n_classes && ok; c++) {
+      int32_t y = step(lx, x, c);
+      if (y < 0) continue;
+      int32_t ky = kx >= 0 ? step(lx, kx, c) : -1;
+      if (ky >= 0 && lx->accept[ky] >= 0) continue;
+      int32_t cy = y * N1 + ky + 1;
+      if (seen[cy / 64] >> (cy % 64) & 1) continue;
+      seen[cy / 64] |= UINT64_C(1) << (cy % 64);
+      ++*count;
+      ok = array_push(&stack, cy);
     }
-    if (ok) e.pairs = hf_malloc(count * sizeof(int32_t));
-    ok = ok && e.pairs;
-    if (ok) {
-      for (size_t w = 0; w < (codes + 63) / 64; w++) {
-        uint64_t bits = seen[w];
-        while (bits) {
-          int b = __builtin_ctzll(bits);
-          bits &= bits - 1;
-          int32_t code = (int32_t)(w * 64 + (size_t)b);
-          e.pairs[e.n_pairs++] = code;
-          int32_t x = code / (lx->n_states + 1), kx = code % (lx->n_states + 1) - 1;
-          if (lx->accept[x] >= 0 && (kx < 0 || lx->killable[kx])) {
-            int32_t t = lx->accept[x];
-            e.compat[t / 64] |= UINT64_C(1) << (t % 64);
-          }
-        }
+  }
+  array_destroy(&stack);
+  return ok;
+}
+
+/* The PairEntry of (s, kill) computed: the marked pairs in ascending order, and the
+ * terminals an accept among them allows (HoleLexer._compatible). */
+static PairEntry *pair_entry_new(const HfLexer *lx, int32_t s, int32_t kill) {
+  size_t n = (size_t)lx->n_states, words = (n * (n + 1) + 63) / 64, count = 0;
+  int32_t N1 = lx->n_states + 1;
+  uint64_t *seen = hf_malloc(words * sizeof(uint64_t));
+  PairEntry *e = hf_malloc(sizeof *e);
+  if (e) e->pairs = NULL, e->n_pairs = 0;
+  if (e) e->compat = hf_malloc((size_t)(lx->tw ? lx->tw : 1) * sizeof(uint64_t));
+  bool ok = seen && e && e->compat;
+  if (ok) {
+    memset(seen, 0, words * sizeof(uint64_t));
+    memset(e->compat, 0, (size_t)(lx->tw ? lx->tw : 1) * sizeof(uint64_t));
+    ok = pair_bfs(lx, s * N1 + kill + 1, seen, &count) &&
+         (e->pairs = hf_malloc(count * sizeof(int32_t))) != NULL;
+  }
+  for (size_t w = 0; ok && w < words; w++) {
+    uint64_t bits = seen[w];
+    while (bits) {
+      int b = __builtin_ctzll(bits);
+      bits &= bits - 1;
+      int32_t code = (int32_t)(w * 64 + (size_t)b);
+      e->pairs[e->n_pairs++] = code;
+      int32_t x = code / N1, kx = code % N1 - 1;
+      if (lx->accept[x] >= 0 && (kx < 0 || lx->killable[kx])) {
+        int32_t t = lx->accept[x];
+        e->compat[t / 64] |= UINT64_C(1) << (t % 64);
       }
     }
   }
   hf_free(seen);
-  array_destroy(&stack);
   if (!ok) {
-    hf_free(e.pairs);
-    hf_free(e.compat);
+    pair_entry_free(e);
     return NULL;
   }
+  return e;
+}
+
+/* The cached PairEntry of (s, kill) (under the lock).  Entries are allocated one by one and
+ * never move, so a pointer stays valid while other threads add entries. */
+static const PairEntry *pairs_locked(HfLexer *lx, int32_t s, int32_t kill) {
+  uint64_t key = (uint64_t)kill * (uint64_t)lx->n_states + (uint64_t)s;
+  int32_t got = hf_map_get(&lx->pair_index, key);
+  if (got >= 0) return lx->pairs.contents[got];
+  if (!hf_map_reserve(&lx->pair_index, 1) || !array_reserve(&lx->pairs, lx->pairs.size + 1))
+    return NULL;
+  PairEntry *e = pair_entry_new(lx, s, kill);
+  if (!e) return NULL;
   HfMapSlot *slot = hf_map_probe(&lx->pair_index, key);
   hf_map_fill(&lx->pair_index, slot, key, (int32_t)lx->pairs.size);
   lx->pairs.contents[lx->pairs.size++] = e;
-  return &lx->pairs.contents[lx->pairs.size - 1];
+  return e;
 }
 
 static const PairEntry *pair_entry(HfLexer *lx, int32_t s, int32_t kill) {
