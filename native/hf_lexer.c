@@ -893,6 +893,39 @@ void hf_raw_delete(HfRawGraph *self) {
   hf_free(self);
 }
 
+/* Coverage.sites (those in a chunk of this text, in the anchors' order, with their sorted
+ * distinct points) and Coverage.by_chunk (site indices per chunk, in that order). */
+static bool load_sites(HfRawGraph *g, int32_t n_sites, const int32_t *sites) {
+  int32_t n_chunks = g->n_chunks;
+  for (int32_t x = 0; x < n_sites; x++) {
+    const int32_t *v = &sites[7 * x];
+    if (v[0] < 0 || v[0] >= n_chunks) continue;
+    Site s = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], 0, {0, 0}};
+    int32_t a = s.alpha_s, c = s.alpha_c;
+    if (a >= 0 && c >= 0 && a != c) {
+      s.n_pts = 2, s.pts[0] = a < c ? a : c, s.pts[1] = a < c ? c : a;
+    } else if (a >= 0 || c >= 0) {
+      s.n_pts = 1, s.pts[0] = a >= 0 ? a : c;
+    }
+    if (!array_push(&g->sites, s)) return false;
+  }
+  int32_t *start = g->by_chunk_start.contents;
+  memset(start, 0, (size_t)(n_chunks + 1) * sizeof(int32_t));
+  for (size_t x = 0; x < g->sites.size; x++) start[g->sites.contents[x].chunk + 1]++;
+  for (int32_t j = 0; j < n_chunks; j++) start[j + 1] += start[j];
+  HfInt32Array fill;
+  array_init(&fill);
+  if (!array_resize(&g->by_chunk, g->sites.size) || !array_resize(&fill, n_chunks)) {
+    array_destroy(&fill);
+    return false;
+  }
+  memcpy(fill.contents, start, (size_t)n_chunks * sizeof(int32_t));
+  for (size_t x = 0; x < g->sites.size; x++)
+    g->by_chunk.contents[fill.contents[g->sites.contents[x].chunk]++] = (int32_t)x;
+  array_destroy(&fill);
+  return true;
+}
+
 HfRawGraph *hf_raw_new(HfLexer *lexer, int32_t n_chunks, const int32_t *lengths,
                        const int32_t *classes, int32_t n_sites, const int32_t *sites) {
   if (!lexer || n_chunks < 1) return NULL;
@@ -921,34 +954,7 @@ HfRawGraph *hf_raw_new(HfLexer *lexer, int32_t n_chunks, const int32_t *lengths,
   g->cls_start.contents[0] = 0;
   for (int32_t j = 0; j < n_chunks; j++)
     g->cls_start.contents[j + 1] = g->cls_start.contents[j] + lengths[j];
-  /* Coverage.sites: those in a chunk of this text, in the anchors' order */
-  for (int32_t x = 0; x < n_sites; x++) {
-    const int32_t *v = &sites[7 * x];
-    if (v[0] < 0 || v[0] >= n_chunks) continue;
-    Site s = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], 0, {0, 0}};
-    int32_t a = s.alpha_s, c = s.alpha_c;
-    if (a >= 0 && c >= 0 && a != c) {
-      s.n_pts = 2, s.pts[0] = a < c ? a : c, s.pts[1] = a < c ? c : a;
-    } else if (a >= 0 || c >= 0) {
-      s.n_pts = 1, s.pts[0] = a >= 0 ? a : c;
-    }
-    if (!array_push(&g->sites, s)) goto fail;
-  }
-  /* by chunk (Coverage.by_chunk), keeping the order within a chunk */
-  memset(g->by_chunk_start.contents, 0, (size_t)(n_chunks + 1) * sizeof(int32_t));
-  for (size_t x = 0; x < g->sites.size; x++) g->by_chunk_start.contents[g->sites.contents[x].chunk + 1]++;
-  for (int32_t j = 0; j < n_chunks; j++)
-    g->by_chunk_start.contents[j + 1] += g->by_chunk_start.contents[j];
-  if (!array_resize(&g->by_chunk, g->sites.size)) goto fail;
-  {
-    HfInt32Array fill;
-    array_init(&fill);
-    if (!array_resize(&fill, n_chunks)) goto fail;
-    memcpy(fill.contents, g->by_chunk_start.contents, (size_t)n_chunks * sizeof(int32_t));
-    for (size_t x = 0; x < g->sites.size; x++)
-      g->by_chunk.contents[fill.contents[g->sites.contents[x].chunk]++] = (int32_t)x;
-    array_destroy(&fill);
-  }
+  if (!load_sites(g, n_sites, sites)) goto fail;
   return g;
 fail:
   hf_raw_delete(g);

@@ -386,8 +386,9 @@ int32_t hf_raw_state(HfRawGraph *self, const int32_t *place);
 
 /* The graph so far: states (places, 5 int32 each, numbered in the order first met), edges
  * (quadruples from, label, to, weight; an edge's span is the places of its two states),
- * their kinds and terms, the hole states, and the finals from state from_state on (ascending; out may be NULL
- * to count them).  Pointers stay valid until the next start / expand. */
+ * their kinds and terms, the hole states, and the finals from state from_state on
+ * (ascending; out may be NULL to count them).  Pointers stay valid until the next start /
+ * expand. */
 int32_t hf_raw_n_states(const HfRawGraph *self);
 int32_t hf_raw_n_edges(const HfRawGraph *self);
 const int32_t *hf_raw_edges(const HfRawGraph *self);
