@@ -16,7 +16,7 @@ from cffi import FFI
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(HERE, "holefill.h")
 SOURCES = ["hf_alloc.c", "hf_grammar.c", "hf_checker.c", "hf_right.c", "hf_parser.c",
-           "hf_munch.c", "hf_layout.c"]
+           "hf_munch.c", "hf_layout.c", "hf_lexer.c"]
 CFLAGS = ["-std=c99", "-O2", "-Wall", "-Wextra", "-Wshadow", "-Wpedantic"]
 
 # The Python-side cancel trampoline, passed to hf_checker_run as an HfCancelFn.

@@ -444,4 +444,74 @@ const int32_t *hf_layout_state_key(const HfLayout *self);
  * evidence): writes up to cap, returns how many. */
 int32_t hf_layout_steps(const HfLayout *self, int32_t *out, int32_t cap);
 
+/* ---------------------------------------------------------------------------------------
+ * The hole lexer's raw graph (holefill.lexing.holes, native/hf_lexer.c).
+ *
+ * The lexeme NFA of a text with holes, built exactly as holefill.lexing.holes.RawGraph
+ * builds it (same states in the same order, same edges in the same order): the Python
+ * module computes the character classes and the anchors and reads the arrays back.
+ * A place is five int32 (chunk, pos, hole, kill, flag), -1 for absent fields.
+ *
+ * Threads: an HfLexer may be shared by graphs on any number of threads (its caches are
+ * guarded by a mutex); an HfRawGraph is used by one thread at a time and must not
+ * outlive its lexer.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct HfLexer HfLexer;
+typedef struct HfRawGraph HfRawGraph;
+
+/* Results of hf_raw_start / hf_raw_expand. */
+enum { HF_LEX_OK = 0, HF_LEX_BUDGET = 1, HF_LEX_NOMEM = 2, HF_LEX_BAD_PLACE = 3 };
+
+/* The lexer DFA (holefill.grammar.tables.LexerDFA) and what the graph needs per terminal.
+ * trans: n_states * n_classes (-1 dead); alive: n_states * n_terms bytes (1 when the
+ * terminal is in alive[s]); weight: HoleLexer.weight; hole_terms: HoleLexer.hole_terminals;
+ * anywhere: HoleLexer.anywhere, ascending.  Copies everything; NULL when out of memory. */
+HfLexer *hf_lexer_new(int32_t n_states, int32_t n_classes, int32_t n_terms, int32_t start,
+                      const int32_t *trans, const int32_t *accept, const uint8_t *killable,
+                      const uint8_t *alive, const int32_t *weight, const uint8_t *ignored,
+                      const uint8_t *comment_like, const int32_t *hole_terms,
+                      int32_t n_hole_terms, const int32_t *anywhere, int32_t n_anywhere);
+void hf_lexer_delete(HfLexer *self);
+
+/* A graph over n_chunks chunks: lengths per chunk, the classes of all chunks one after the
+ * other, and the anchor sites as 7 int32 each (chunk, base, length, alpha_s, alpha_c,
+ * passes, rho; -1 for None).  Nothing is built until hf_raw_start. */
+HfRawGraph *hf_raw_new(HfLexer *lexer, int32_t n_chunks, const int32_t *lengths,
+                       const int32_t *classes, int32_t n_sites, const int32_t *sites);
+void hf_raw_delete(HfRawGraph *self);
+
+/* What RawGraph.__init__ builds: the holes, the runs from them, the lexemes from every
+ * chunk start after the first.  budget_left: the steps the caller's budget has left
+ * (INT64_MAX: none); *spent: the steps spent (per new edge and per step of a set run).
+ * HF_LEX_BUDGET when spent exceeded budget_left (the graph is then partial). */
+int hf_raw_start(HfRawGraph *self, int64_t budget_left, int64_t *spent);
+
+/* RawGraph.expand of n places (5 int32 each).  HF_LEX_BAD_PLACE (nothing done) when a place
+ * outside the holes is not in a chunk of the text (chunk, pos >= 0, kill a DFA state or -1). */
+int hf_raw_expand(HfRawGraph *self, const int32_t *places, int32_t n, int64_t budget_left,
+                  int64_t *spent);
+
+/* The state of a place, or -1 when it has none; whether a state was expanded. */
+int32_t hf_raw_find(const HfRawGraph *self, const int32_t *place);
+int hf_raw_is_done(const HfRawGraph *self, int32_t state);
+
+/* _Builder.state: the state of a place, numbered now when it has none (-1: out of memory). */
+int32_t hf_raw_state(HfRawGraph *self, const int32_t *place);
+
+/* The graph so far: states (places, 5 int32 each, numbered in the order first met), edges
+ * (quadruples from, label, to, weight; an edge's span is the places of its two states),
+ * their kinds and terms, the hole states, and the finals from state from_state on
+ * (ascending; out may be NULL to count them).  Pointers stay valid until the next start /
+ * expand. */
+int32_t hf_raw_n_states(const HfRawGraph *self);
+int32_t hf_raw_n_edges(const HfRawGraph *self);
+const int32_t *hf_raw_edges(const HfRawGraph *self);
+const int32_t *hf_raw_kinds(const HfRawGraph *self);
+const int32_t *hf_raw_terms(const HfRawGraph *self);
+const int32_t *hf_raw_places(const HfRawGraph *self);
+int32_t hf_raw_n_holes(const HfRawGraph *self);
+const int32_t *hf_raw_hole_states(const HfRawGraph *self);
+int32_t hf_raw_finals(const HfRawGraph *self, int32_t from_state, int32_t *out);
+
 #endif /* HOLEFILL_H */

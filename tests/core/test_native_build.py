@@ -108,3 +108,58 @@ def test_sanitizer_build_runs_random_batch_clean(tmp_path: Path) -> None:
     assert "runtime error" not in report, report
     assert "Sanitizer" not in report, report
     assert "fuzz_driver ok" in proc.stdout
+
+
+ASAN_LEXER_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import _native_asan
+import holefill.lexing.native_holes as nh
+nh.ffi, nh.lib = _native_asan.ffi, _native_asan.lib
+from holefill.budget import Budget, BudgetExhausted
+from holefill.lexing.anchors import PLAIN
+from holefill.lexing.holes import Place
+from tests.lexing.test_native_lexer import LEXERS, PIECES, _both, _graphs_equal
+import random
+rng = random.Random(7)
+count = 0
+for name, lexer in LEXERS.items():
+    for _ in range(int(sys.argv[2])):
+        chunks = ["".join(rng.choice(PIECES[name]) for _ in range(rng.randint(0, 8)))
+                  for _ in range(rng.randint(1, 4))]
+        for anchors in (None, PLAIN):
+            py, nat = _both(lexer, chunks, anchors)
+            for k in range(0, len(chunks[0]) + 1, 3):
+                assert py.state_of(Place(0, k)) == nat.state_of(Place(0, k))
+            _graphs_equal(py.nfa(), nat.nfa())
+            count += 1
+        try:  # a budget that runs out halfway leaves a partial graph to free
+            lexer.graph(chunks, None, Budget(steps=rng.randint(0, 40)))
+        except BudgetExhausted:
+            pass
+print("asan lexer ok", count)
+"""
+
+
+@needs_gcc
+def test_native_lexer_equality_under_address_sanitizer(tmp_path: Path) -> None:
+    """The cffi module built with ASan+UBSan (native/build.py's builder, instrumented)
+    builds the same raw graphs as the Python path on a random batch of texts of every test
+    lexer, growth and exhausted budgets included, with no sanitizer report."""
+    libasan = subprocess.run([gcc, "-print-file-name=libasan.so"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    if not os.path.isabs(libasan):
+        pytest.skip("libasan not available")
+    flags = ["-g", "-O1", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+             "-fno-sanitize-recover=all"]
+    builder = _build_module().make_ffibuilder("_native_asan", flags, flags, relative=False)
+    builder.compile(tmpdir=str(tmp_path))
+    env = dict(os.environ, LD_PRELOAD=libasan, ASAN_OPTIONS="detect_leaks=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run(["python", "-c", ASAN_LEXER_SCRIPT, str(tmp_path), "25"],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    report = proc.stdout + proc.stderr
+    assert proc.returncode == 0, report[-4000:]
+    assert "runtime error" not in report, report[-4000:]
+    assert "asan lexer ok" in proc.stdout

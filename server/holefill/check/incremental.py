@@ -59,6 +59,7 @@ from holefill.lexing.holes import (
     RawGraph,
 )
 from holefill.lexing.left import LeftLexer, Lexeme
+from holefill.lexing.native_holes import NativeRawGraph
 
 if TYPE_CHECKING:
     from holefill.lexing.layout_native import NativeSession
@@ -312,7 +313,7 @@ class RightContext:
         self.after = list(after)
         self.chunks = ["", *self.after]
         self.anchors = Anchors(tuple(s.moved(s.chunk + 1, s.base) for s in sites))
-        self.graph: RawGraph = terms.raw.graph(self.chunks, self.anchors, budget)
+        self.graph: RawGraph | NativeRawGraph = terms.raw.graph(self.chunks, self.anchors, budget)
         self.entries: dict[tuple[int, object], tuple[NativeRight, int] | None] = {}
         # what runs from the open lexeme do once they cross the hole, by the states they
         # cross with (holefill.lexing.holes.HoleLexer._run)
@@ -387,7 +388,7 @@ class RightContext:
         return prod.n_states, prod.edges[4 * had_edges:], finals, starts[0]
 
     def _graph_size(self) -> tuple[int, int]:
-        return len(self.graph.b.state_of), len(self.graph.b.edges)
+        return self.graph.size()
 
     def _add(self, n_states: int, edges: object, finals: list[int], entries: list[int]) -> None:
         """Grows the shared closure; a closure that runs out retires the context (its

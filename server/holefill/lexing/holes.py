@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import os
 import threading
 from array import array
 from collections.abc import Mapping, Sequence
@@ -41,6 +42,7 @@ from typing import Protocol
 from holefill.budget import Budget
 from holefill.grammar.tables import LexerDFA, TerminalInfo
 from holefill.lexing.anchors import Anchors, ReferenceLexer, Site, compute_anchors
+from holefill.lexing.native_holes import NativeRawGraph
 
 EPSILON = -1
 
@@ -248,11 +250,15 @@ class HoleLexer:
 
     def __init__(self, dfa: LexerDFA, terminals: Sequence[TerminalInfo],
                  surcharge: Mapping[int, int] | None = None,
-                 error_terms: frozenset[int] = frozenset()) -> None:
+                 error_terms: frozenset[int] = frozenset(), native: bool | None = None) -> None:
         """`surcharge`: extra witness weight per terminal for a lexeme with characters in a
         hole (a language whose grammar over-approximates some lexeme makes the witness
         search avoid generating it). `error_terms`: terminals that stand for a lexing error
-        (no lexeme of the user's text, for the anchors' reference readings)."""
+        (no lexeme of the user's text, for the anchors' reference readings). `native`: build
+        raw graphs in C (holefill.lexing.native_holes; None: unless the environment sets
+        HOLEFILL_NATIVE_LEXER=0), else with the Python `RawGraph` (the reference)."""
+        self.native = (os.environ.get("HOLEFILL_NATIVE_LEXER", "1") != "0"
+                       if native is None else native)
         self.dfa = dfa
         self.terminals = terminals
         self.reference = ReferenceLexer(dfa, terminals, error_terms)
@@ -329,14 +335,14 @@ class HoleLexer:
         return graph.nfa()
 
     def graph(self, chunks: Sequence[str], anchors: Anchors | None = None,
-              budget: Budget | None = None) -> RawGraph:
+              budget: Budget | None = None) -> RawGraph | NativeRawGraph:
         """A lexeme NFA that grows on demand: the holes, every lexeme from a hole and from
         the start of every chunk after the first; `RawGraph.expand` adds the lexemes from
         more places (the first chunk's, or places a lexeme begun elsewhere reaches)."""
         if not chunks:
             raise ValueError("a partial output has at least one chunk")
-        return RawGraph(self, chunks, self.anchors(chunks) if anchors is None else anchors,
-                        budget)
+        kind = NativeRawGraph if self.native else RawGraph
+        return kind(self, chunks, self.anchors(chunks) if anchors is None else anchors, budget)
 
     def _hole_run(self, b: _Builder, cls: list[list[int]], chunks: Sequence[str],
                   cov: Coverage, h: int, budget: Budget | None = None) -> list[Place]:
@@ -503,8 +509,9 @@ class HoleLexer:
         else:
             # cur: (state, obliged run's state or -1) -> accepts seen earlier whose munch
             # is still undecided, as (label, chunk, pos). A pending accept dies when its
-            # state reaches a later accept, and is confirmed when its state dies.
-            cur = {(s, -1): [] for s in states}
+            # state reaches a later accept, and is confirmed when its state dies. Sets are
+            # read in ascending order here and below, as the native port reads them.
+            cur = {(s, -1): [] for s in sorted(states)}
         while True:
             row = cls[i]
             n = len(row)
@@ -556,7 +563,7 @@ class HoleLexer:
             if limit is not None and (i, 2 * n + 1) > limit:
                 return ends  # neither the hole nor anything after it may end this lexeme
             if not (origin.chunk == i and origin.pos == k):  # consumed something
-                for lab in labels:
+                for lab in sorted(labels):
                     emit(lab, hole)
             through: set[tuple[int, int]] = set()
             plain: set[int] = set()
@@ -568,7 +575,7 @@ class HoleLexer:
                     plain.add(s)
             if plain:
                 through |= {(y, -1) for y in self.closure(frozenset(plain))}
-            cur = {key: [] for key in through}
+            cur = {key: [] for key in sorted(through)}
             i += 1
             k = 0
             if crossings is not None and recording is None:
@@ -643,6 +650,10 @@ class RawGraph:
         if place not in self.done and not place.in_hole:
             self.expand([place])
         return self.b.state(place)
+
+    def size(self) -> tuple[int, int]:
+        """States and edge quadruple entries so far (a graph that grew has more)."""
+        return len(self.b.state_of), len(self.b.edges)
 
     def grown_since(self, had_states: int, had_edges: int) -> tuple[int, array, list[int]]:
         """What `nfa` would add to a snapshot of `had_states` states and `had_edges` edges:
