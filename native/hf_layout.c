@@ -90,7 +90,10 @@ struct HfLayout {
   HfInt32Array memo_pool;
   int64_t budget_left;         /* < 0: no limit */
   int64_t spent;
-  int failed;                  /* 1 out of memory, 2 budget */
+  int failed;                  /* 1 out of memory, 2 budget, 3 cancelled */
+  HfCancelFn cancel;           /* polled every HF_LAYOUT_POLL steps (NULL: never) */
+  void *cancel_ctx;
+  int64_t next_poll;
   int unusable;
   /* scratch */
   HfInt32Array tmp_stack, tmp_stack2, tmp_moves;
@@ -646,11 +649,22 @@ static int32_t new_state(HfLayout *S, int32_t raw, int32_t key) {
   return S->n_states++;
 }
 
+/* Steps between two polls of the cancel callback: a few hundred microseconds of work, so
+ * that a cancelled or late request stops its product (and its memory) at once. */
+enum { HF_LAYOUT_POLL = 4096 };
+
 static bool spend(HfLayout *S, int64_t n) {
   S->spent += n;
   if (S->budget_left >= 0 && S->spent > S->budget_left) {
     S->failed = 2;
     return false;
+  }
+  if (S->cancel != NULL && S->spent >= S->next_poll) {
+    S->next_poll = S->spent + HF_LAYOUT_POLL;
+    if (S->cancel(S->cancel_ctx)) {
+      S->failed = 3;
+      return false;
+    }
   }
   return true;
 }
@@ -1246,11 +1260,15 @@ int32_t hf_layout_key_fields(const HfLayout *S, int32_t key, int32_t *out, int32
 }
 
 int32_t hf_layout_extend(HfLayout *S, const int32_t *entries, int32_t n_entries,
-                         int64_t budget_left, int32_t *starts) {
+                         int64_t budget_left, HfCancelFn cancel, void *cancel_ctx,
+                         int32_t *starts) {
   if (S->unusable) return -3;
   S->failed = 0;
   S->spent = 0;
   S->budget_left = budget_left;
+  S->cancel = cancel;
+  S->cancel_ctx = cancel_ctx;
+  S->next_poll = HF_LAYOUT_POLL;
   array_clear(&S->steps);
   hf_map_clear(&S->memo);
   array_clear(&S->memo_pool);
@@ -1269,9 +1287,11 @@ int32_t hf_layout_extend(HfLayout *S, const int32_t *entries, int32_t n_entries,
     int32_t rs = S->todo.contents[--S->todo.size];
     expand(S, rs, key);
   }
+  S->cancel = NULL;
+  S->cancel_ctx = NULL;
   if (S->failed) {
     S->unusable = 1;
-    return S->failed == 2 ? -1 : -2;
+    return S->failed == 2 ? -1 : S->failed == 3 ? -4 : -2;
   }
   return n_starts;
 }

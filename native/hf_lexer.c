@@ -312,8 +312,10 @@ struct HfRawGraph {
   HfInt32Array edge_slots;
   HfByteArray done;       /* per state */
   HfInt32Array hole_states;
-  /* the budget of the current call */
-  int64_t left, spent;
+  /* the budget of the current call, and its cancel callback (polled every HF_RAW_POLL) */
+  int64_t left, spent, next_poll;
+  HfCancelFn cancel;
+  void *cancel_ctx;
   /* scratch of a run */
   EntryArray cur, nxt;
   PendArray cur_pend, nxt_pend;
@@ -326,7 +328,10 @@ struct HfRawGraph {
   PlaceArray todo;
 };
 
-enum { OK = 0, BUDGET = 1, NOMEM = 2 };
+enum { OK = 0, BUDGET = 1, NOMEM = 2, CANCELLED = 4 };
+/* Steps between two polls of the cancel callback: a cancelled or late request stops its
+ * graph (and its memory) within a few hundred microseconds. */
+enum { HF_RAW_POLL = 4096 };
 
 HF_INLINE uint64_t place_hash(Place p) {
   uint64_t h = (uint64_t)(uint32_t)p.chunk * UINT64_C(0x9E3779B97F4A7C15);
@@ -416,7 +421,12 @@ static bool rehash_edges(HfRawGraph *g, size_t cap) {
 
 HF_INLINE int spend(HfRawGraph *g, int64_t n) {
   g->spent += n;
-  return g->spent > g->left ? BUDGET : OK;
+  if (g->spent > g->left) return BUDGET;
+  if (g->cancel != NULL && g->spent >= g->next_poll) {
+    g->next_poll = g->spent + HF_RAW_POLL;
+    if (g->cancel(g->cancel_ctx)) return CANCELLED;
+  }
+  return OK;
 }
 
 /* _Builder.add: the edge a -label-> b unless (state a, term, state b) is there already. */
@@ -435,7 +445,8 @@ static int add_edge(HfRawGraph *g, Place a, int32_t label, Place b, int32_t weig
     if (q[0] == sa && q[2] == sb && g->terms.contents[v - 1] == term) return OK;
     i = (i + 1) & mask;
   }
-  if (spend(g, 1)) return BUDGET;
+  int stop = spend(g, 1);
+  if (stop) return stop;
   size_t n = g->terms.size;
   if (!array_reserve(&g->edges, 4 * n + 4) ||
       !array_push(&g->kinds, kind) || !array_push(&g->terms, term))
@@ -836,7 +847,8 @@ static int run(HfRawGraph *g, Place origin, int32_t i, int32_t k, const int32_t 
     const int32_t *row = row_of(g, r.i);
     int32_t n = len_of(g, r.i);
     while (k < n && g->cur.size) {
-      if (spend(g, (int64_t)g->cur.size)) return BUDGET;
+      int stop = spend(g, (int64_t)g->cur.size);
+      if (stop) return stop;
       int32_t c = row[k];
       k++;
       int rc = step_set(&r, c, k);
@@ -984,13 +996,18 @@ static int expand_todo(HfRawGraph *g) {
   return OK;
 }
 
-static void budget_begin(HfRawGraph *g, int64_t budget_left) {
+static void budget_begin(HfRawGraph *g, int64_t budget_left, HfCancelFn cancel,
+                         void *cancel_ctx) {
   g->left = budget_left;
   g->spent = 0;
+  g->cancel = cancel;
+  g->cancel_ctx = cancel_ctx;
+  g->next_poll = HF_RAW_POLL;
 }
 
-int hf_raw_start(HfRawGraph *g, int64_t budget_left, int64_t *spent) {
-  budget_begin(g, budget_left);
+int hf_raw_start(HfRawGraph *g, int64_t budget_left, HfCancelFn cancel, void *cancel_ctx,
+                 int64_t *spent) {
+  budget_begin(g, budget_left, cancel, cancel_ctx);
   int rc = OK;
   int32_t last = g->n_chunks - 1;
   const HfLexer *lx = g->lx;
@@ -1028,8 +1045,8 @@ static bool valid_origin(const HfRawGraph *g, Place p) {
 }
 
 int hf_raw_expand(HfRawGraph *g, const int32_t *places, int32_t n, int64_t budget_left,
-                  int64_t *spent) {
-  budget_begin(g, budget_left);
+                  HfCancelFn cancel, void *cancel_ctx, int64_t *spent) {
+  budget_begin(g, budget_left, cancel, cancel_ctx);
   *spent = 0;
   for (int32_t x = 0; x < n; x++)
     if (!valid_origin(g, place_at(&places[5 * x]))) return HF_LEX_BAD_PLACE;

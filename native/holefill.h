@@ -420,10 +420,12 @@ int32_t hf_layout_key_fields(const HfLayout *self, int32_t key, int32_t *out, in
 
 /* Grows the product from n_entries (raw state, key) pairs; writes their product states
  * (DEAD ones left out) to starts (room for n_entries) and returns how many.  budget_left:
- * edges it may add (< 0: no limit).  -1: the budget ran out, -2: out of memory, -3: bad
- * input or an unusable session; after any of them the session is unusable. */
+ * edges it may add (< 0: no limit); cancel (may be NULL) is polled every few thousand
+ * edges with cancel_ctx.  -1: the budget ran out, -2: out of memory, -3: bad input or an
+ * unusable session, -4: cancelled; after any of them the session is unusable. */
 int32_t hf_layout_extend(HfLayout *self, const int32_t *entries, int32_t n_entries,
-                         int64_t budget_left, int32_t *starts);
+                         int64_t budget_left, HfCancelFn cancel, void *cancel_ctx,
+                         int32_t *starts);
 
 /* Steps the last extend spent (one per edge added). */
 int64_t hf_layout_spent(const HfLayout *self);
@@ -461,7 +463,8 @@ typedef struct HfLexer HfLexer;
 typedef struct HfRawGraph HfRawGraph;
 
 /* Results of hf_raw_start / hf_raw_expand. */
-enum { HF_LEX_OK = 0, HF_LEX_BUDGET = 1, HF_LEX_NOMEM = 2, HF_LEX_BAD_PLACE = 3 };
+enum { HF_LEX_OK = 0, HF_LEX_BUDGET = 1, HF_LEX_NOMEM = 2, HF_LEX_BAD_PLACE = 3,
+       HF_LEX_CANCELLED = 4 };
 
 /* The lexer DFA (holefill.grammar.tables.LexerDFA) and what the graph needs per terminal.
  * trans: n_states * n_classes (-1 dead); alive: n_states * n_terms bytes (1 when the
@@ -484,13 +487,17 @@ void hf_raw_delete(HfRawGraph *self);
 /* What RawGraph.__init__ builds: the holes, the runs from them, the lexemes from every
  * chunk start after the first.  budget_left: the steps the caller's budget has left
  * (INT64_MAX: none); *spent: the steps spent (per new edge and per step of a set run).
- * HF_LEX_BUDGET when spent exceeded budget_left (the graph is then partial). */
-int hf_raw_start(HfRawGraph *self, int64_t budget_left, int64_t *spent);
+ * HF_LEX_BUDGET when spent exceeded budget_left, HF_LEX_CANCELLED when `cancel` (may be
+ * NULL; polled every few thousand steps with cancel_ctx) returned non-zero: the graph is
+ * then partial. */
+int hf_raw_start(HfRawGraph *self, int64_t budget_left, HfCancelFn cancel, void *cancel_ctx,
+                 int64_t *spent);
 
-/* RawGraph.expand of n places (5 int32 each).  HF_LEX_BAD_PLACE (nothing done) when a place
- * outside the holes is not in a chunk of the text (chunk, pos >= 0, kill a DFA state or -1). */
+/* RawGraph.expand of n places (5 int32 each), budget and cancel as for hf_raw_start.
+ * HF_LEX_BAD_PLACE (nothing done) when a place outside the holes is not in a chunk of the
+ * text (chunk, pos >= 0, kill a DFA state or -1). */
 int hf_raw_expand(HfRawGraph *self, const int32_t *places, int32_t n, int64_t budget_left,
-                  int64_t *spent);
+                  HfCancelFn cancel, void *cancel_ctx, int64_t *spent);
 
 /* The state of a place, or -1 when it has none; whether a state was expanded. */
 int32_t hf_raw_find(const HfRawGraph *self, const int32_t *place);

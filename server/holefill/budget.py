@@ -11,8 +11,10 @@ reason in its statistics.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
+from typing import Any
 
 from holefill.errors import HolefillError
 
@@ -69,3 +71,25 @@ class Budget:
             return default
         return max(1, min(default, self.left))
 
+
+
+def stopped_native(budget: Budget | None, poll: Any, spent: int) -> BudgetExhausted:
+    """The error of a native stage that its poll stopped after `spent` steps: what the
+    deadline or the cancel callback raised (the steps are counted first)."""
+    if budget is not None:
+        with contextlib.suppress(BudgetExhausted):  # the stop below says why
+            budget.spend(spent)
+    try:
+        poll.raise_pending()
+    except BudgetExhausted as exc:
+        return exc
+    return BudgetExhausted("the check was cancelled")
+
+
+def native_poll(budget: Budget | None) -> Any:
+    """The HfCancelFn a native stage polls for `budget`'s deadline and cancel callback
+    (holefill.check.core.NativeCancel); it never fires without either."""
+    from holefill.check.core import NativeCancel
+
+    watched = budget is not None and (budget.deadline is not None or budget.cancel is not None)
+    return NativeCancel(budget.stopped if watched and budget is not None else None)

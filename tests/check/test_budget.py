@@ -71,3 +71,44 @@ def test_a_budget_counts_steps_and_polls_cancel():
     stop = Budget(cancel=lambda: True)
     with pytest.raises(BudgetExhausted, match="cancelled"):
         stop.spend(10_000)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
+def test_a_cancel_stops_the_lexer_and_the_layout_product_within_a_few_thousand_steps(native):
+    """The C lexer and layout product poll the cancel callback while they build (a build
+    of 40 adjacent holes is 1.7 million steps; without polls it ran to the end, and the
+    server's memory with it)."""
+    from holefill.lexing.python_layout import PythonLayoutLexer
+
+    lexer = PythonLayoutLexer(Checker.for_language("python").compiled, native=native)
+    lexer.raw.native = native
+    polls: list[int] = []
+
+    def cancel() -> bool:
+        polls.append(1)
+        return len(polls) > 2
+
+    budget = Budget(cancel=cancel)
+    with pytest.raises(BudgetExhausted, match="cancelled"):
+        lexer.build(["x = "] + [""] * 40 + ["\n"], budget=budget)
+    assert budget.spent < 100_000
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
+def test_a_cancel_stops_the_layout_product_alone_within_a_few_thousand_steps(native):
+    """The same with the raw graph built beforehand: the product's own polls stop it."""
+    from holefill.lexing.python_layout import PythonLayoutLexer, indent_unit
+
+    lexer = PythonLayoutLexer(Checker.for_language("python").compiled, native=native)
+    chunks = ["x = "] + [""] * 40 + ["\n"]
+    raw = lexer.raw.build(chunks)
+    polls: list[int] = []
+
+    def cancel() -> bool:
+        polls.append(1)
+        return len(polls) > 2
+
+    budget = Budget(cancel=cancel)
+    with pytest.raises(BudgetExhausted, match="cancelled"):
+        lexer._product(chunks, raw, indent_unit(chunks), budget=budget)
+    assert budget.spent < 100_000

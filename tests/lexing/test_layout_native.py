@@ -204,4 +204,4 @@ def test_malformed_raw_edges_are_refused_and_the_session_stays_refused() -> None
     key = lib.hf_layout_key(ptr, buf([0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0]), 11)
     starts = ffi.new("int32_t[]", 1)
     assert key == -1
-    assert lib.hf_layout_extend(ptr, buf([0, 0]), 1, -1, starts) == -3
+    assert lib.hf_layout_extend(ptr, buf([0, 0]), 1, -1, ffi.NULL, ffi.NULL, starts) == -3

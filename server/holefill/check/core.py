@@ -31,7 +31,8 @@ from holefill.errors import CoreError
 if TYPE_CHECKING:
     from holefill.grammar.tables import LexerDFA, NormalGrammar
 
-__all__ = ["CoreResult", "CoreVerdict", "NativeChecker", "NativeGrammar", "NativeMunch",
+__all__ = ["CoreResult", "CoreVerdict", "NativeCancel", "NativeChecker", "NativeGrammar",
+           "NativeMunch",
            "NativeParser", "NativeRight", "live_blocks"]
 
 _ERROR_CAP = 512
@@ -152,6 +153,22 @@ def _hf_cancel_trampoline(ctx: Any) -> int:
         return 1
 
 
+class NativeCancel:
+    """A Python check handed to C as an HfCancelFn and its context (`fn`, `ctx`), polled by
+    the native stages every few thousand steps: `check()` returning True, or raising, stops
+    the run; `raise_pending` re-raises what it raised once the C call has returned."""
+
+    def __init__(self, check: Callable[[], bool] | None) -> None:
+        self.state: list[Any] = [check, None]
+        self._handle = None if check is None else ffi.new_handle(self.state)
+        self.fn = ffi.NULL if check is None else lib._hf_cancel_trampoline
+        self.ctx = ffi.NULL if self._handle is None else self._handle
+
+    def raise_pending(self) -> None:
+        if self.state[1] is not None:
+            raise self.state[1]
+
+
 class NativeChecker:
     """A reusable search handle (HfChecker). Not thread-safe: serialise calls on one
     checker. Keeps its native buffers between runs, so repeated runs are cheap."""
@@ -200,15 +217,7 @@ class NativeChecker:
         final_arr = _int32_array(finals)
         self._limits.max_steps = max_steps
         self._limits.max_items = max_items
-        handle = None
-        state: list[Any] = [cancel, None]
-        if cancel is not None:
-            handle = ffi.new_handle(state)
-            cancel_fn = lib._hf_cancel_trampoline
-            ctx = handle
-        else:
-            cancel_fn = ffi.NULL
-            ctx = ffi.NULL
+        poll = NativeCancel(cancel)
         verdict = lib.hf_checker_run(
             self._ptr,
             n_states,
@@ -220,12 +229,10 @@ class NativeChecker:
             len(final_arr),
             self._limits,
             1 if want_witness else 0,
-            cancel_fn,
-            ctx,
+            poll.fn,
+            poll.ctx,
         )
-        del handle
-        if state[1] is not None:
-            raise state[1]
+        poll.raise_pending()
         if verdict == lib.HF_ERROR:
             message = ffi.string(lib.hf_checker_last_error(self._ptr)).decode("utf-8", "replace")
             raise CoreError(message)

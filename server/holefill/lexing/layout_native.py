@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from holefill._native import ffi, lib
-from holefill.budget import Budget
+from holefill.budget import Budget, native_poll, stopped_native
 from holefill.lexing.holes import LexemeNFA, Place
 
 if TYPE_CHECKING:
@@ -207,8 +207,12 @@ class NativeSession:
         flat = array("i", [x for rs, key in entries for x in (rs, self.key_id(key))])
         starts = ffi.new("int32_t[]", max(1, len(entries)))
         left = -1 if budget is None or budget.left is None else max(budget.left, 0)
-        got = lib.hf_layout_extend(self.ptr, _buf(flat), len(entries), left, starts)
+        poll = native_poll(budget)
+        got = lib.hf_layout_extend(self.ptr, _buf(flat), len(entries), left, poll.fn,
+                                   poll.ctx, starts)
         spent = lib.hf_layout_spent(self.ptr)
+        if got == -4:  # the deadline passed or the caller cancelled
+            raise stopped_native(budget, poll, spent)
         if got == -1:
             assert budget is not None
             budget.spend(spent)  # raises BudgetExhausted, as the Python path would

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, cast, overload
 import numpy as np
 
 from holefill._native import ffi, lib
-from holefill.budget import Budget, BudgetExhausted
+from holefill.budget import Budget, BudgetExhausted, native_poll, stopped_native
 from holefill.lexing.anchors import Anchors
+from holefill.lexing.relex import class_tables, text_classes
 
 if TYPE_CHECKING:
     from holefill.lexing.holes import HoleLexer, LexemeNFA, Place
@@ -60,12 +61,11 @@ class NativeLexer:
         if ptr == ffi.NULL:
             raise MemoryError("hf_lexer_new")
         self.ptr = ffi.gc(ptr, lib.hf_lexer_delete)
-        self.boundaries = np.array(dfa.boundaries, dtype=np.int64)
+        self.boundaries, self.ascii = class_tables(dfa.boundaries)
 
     def classes(self, chunk: str) -> np.ndarray:
-        """HoleLexer.classes of a chunk as an int32 array (bisect_right on the boundaries)."""
-        codes = np.frombuffer(chunk.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        return np.searchsorted(self.boundaries, codes, side="right").astype(np.int32)
+        """HoleLexer.classes of a chunk as an int32 array."""
+        return text_classes(self.boundaries, self.ascii, chunk)
 
 
 def _ctype(a: np.ndarray) -> str:
@@ -209,7 +209,10 @@ class NativeRawGraph:
         budget = self.budget
         left = NO_BUDGET if budget is None or budget.left is None else max(budget.left, -1)
         spent = ffi.new("int64_t *")
-        rc = fn(self._g, *args, left, spent)  # type: ignore[operator]
+        poll = native_poll(budget)
+        rc = fn(self._g, *args, left, poll.fn, poll.ctx, spent)  # type: ignore[operator]
+        if rc == lib.HF_LEX_CANCELLED:  # the deadline passed or the caller cancelled
+            raise stopped_native(budget, poll, spent[0])
         if budget is not None and spent[0]:
             budget.spend(spent[0])
         if rc == lib.HF_LEX_BUDGET:

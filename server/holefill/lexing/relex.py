@@ -185,22 +185,31 @@ class NativeReader:
     ascii: np.ndarray  # the classes of code points 0..127 (int32)
 
     def classes(self, text: str) -> np.ndarray:
-        """Character classes of `text` (LexerDFA: bisect_right over the boundaries)."""
-        points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        out = self.ascii[np.minimum(points, 127)]
-        wide = np.flatnonzero(points > 127)
-        if len(wide):
-            out[wide] = np.searchsorted(self.boundaries, points[wide], side="right")
-        return out
+        return text_classes(self.boundaries, self.ascii, text)
+
+
+def class_tables(boundaries: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """A LexerDFA's boundaries as an array, and the classes of code points 0..127."""
+    bounds = np.array(boundaries, dtype=np.int64)
+    return bounds, np.searchsorted(bounds, np.arange(128), side="right").astype(np.int32)
+
+
+def text_classes(boundaries: np.ndarray, ascii_classes: np.ndarray, text: str) -> np.ndarray:
+    """The character classes of `text` as int32 (LexerDFA: bisect_right over the
+    boundaries; lone surrogates are code points like any other)."""
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out = ascii_classes[np.minimum(points, 127)]
+    wide = np.flatnonzero(points > 127)
+    if len(wide):
+        out[wide] = np.searchsorted(boundaries, points[wide], side="right")
+    return out
 
 
 def native_reader(dfa: Any, error_terms: frozenset[int], n_labels: int) -> NativeReader:
     """The C reader of one lexer DFA (holefill.grammar.tables.LexerDFA)."""
     from holefill.check.core import NativeMunch
 
-    bounds = np.array(dfa.boundaries, dtype=np.int64)
-    return NativeReader(NativeMunch(dfa, error_terms, n_labels), bounds,
-                        np.searchsorted(bounds, np.arange(128), side="right").astype(np.int32))
+    return NativeReader(NativeMunch(dfa, error_terms, n_labels), *class_tables(dfa.boundaries))
 
 
 def _nearest(recent: Sequence[Reading], text: str) -> tuple[Reading | None, int, int]:
