@@ -79,7 +79,10 @@ def format_report(r: Report) -> str:
 
 
 def memory_growth_mb(r: Report) -> float:
-    """End minus start RSS."""
+    """Start to end RSS growth: the least of the last three samples minus the first. One
+    request in flight holds hundreds of MB for a moment (a check's core search), and one
+    late sample at such a moment is no growth; growth that stays shows in all three."""
     if len(r.rss_kb) < 2:
         return 0.0
-    return (r.rss_kb[-1][1] - r.rss_kb[0][1]) / 1024
+    end = min(kb for _, kb in r.rss_kb[-3:])
+    return (end - r.rss_kb[0][1]) / 1024
