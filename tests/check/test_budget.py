@@ -73,6 +73,16 @@ def test_a_budget_counts_steps_and_polls_cancel():
         stop.spend(10_000)
 
 
+def cancelled_on_the_third_poll() -> Budget:
+    polls: list[int] = []
+
+    def cancel() -> bool:
+        polls.append(1)
+        return len(polls) > 2
+
+    return Budget(cancel=cancel)
+
+
 @pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
 def test_a_cancel_stops_the_lexer_and_the_layout_product_within_a_few_thousand_steps(native):
     """The C lexer and layout product poll the cancel callback while they build (a build
@@ -82,13 +92,7 @@ def test_a_cancel_stops_the_lexer_and_the_layout_product_within_a_few_thousand_s
 
     lexer = PythonLayoutLexer(Checker.for_language("python").compiled, native=native)
     lexer.raw.native = native
-    polls: list[int] = []
-
-    def cancel() -> bool:
-        polls.append(1)
-        return len(polls) > 2
-
-    budget = Budget(cancel=cancel)
+    budget = cancelled_on_the_third_poll()
     with pytest.raises(BudgetExhausted, match="cancelled"):
         lexer.build(["x = "] + [""] * 40 + ["\n"], budget=budget)
     assert budget.spent < 100_000
@@ -102,13 +106,7 @@ def test_a_cancel_stops_the_layout_product_alone_within_a_few_thousand_steps(nat
     lexer = PythonLayoutLexer(Checker.for_language("python").compiled, native=native)
     chunks = ["x = "] + [""] * 40 + ["\n"]
     raw = lexer.raw.build(chunks)
-    polls: list[int] = []
-
-    def cancel() -> bool:
-        polls.append(1)
-        return len(polls) > 2
-
-    budget = Budget(cancel=cancel)
+    budget = cancelled_on_the_third_poll()
     with pytest.raises(BudgetExhausted, match="cancelled"):
         lexer._product(chunks, raw, indent_unit(chunks), budget=budget)
     assert budget.spent < 100_000
