@@ -72,7 +72,6 @@ class Budget:
         return max(1, min(default, self.left))
 
 
-
 def stopped_native(budget: Budget | None, poll: Any, spent: int) -> BudgetExhausted:
     """The error of a native stage that its poll stopped after `spent` steps: what the
     deadline or the cancel callback raised (the steps are counted first)."""

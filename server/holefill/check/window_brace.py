@@ -121,6 +121,7 @@ BRACE_LANGUAGES = frozenset({"c", "cpp", "json"})
 ACCEPT_CACHE_SIZE = 8192
 WINDOW_CACHE_SIZE = 32
 SOURCE_CACHE_SIZE = 8
+CACHED_TEXT_CHARS = 2_000_000  # texts above this are not kept by the window caches
 # The lexical pass of C/C++ stops this far after the last hole; regions lie before it.
 C_MODES_LIMIT = 50_000
 # A region shorter than this (after stripping) is kept: its stand-in would save too little.
@@ -142,6 +143,8 @@ def brace_window(language: str, chunks: Sequence[str]) -> tuple[int, str, int, s
     """(head, prefix, tail, suffix) of the window around all holes of `chunks` (see the
     module docstring): cut `head` characters from the first chunk and put `prefix` before
     it, cut `tail` characters from the last chunk and put `suffix` after it."""
+    if sum(map(len, chunks)) > CACHED_TEXT_CHARS:  # a huge file is not kept
+        return _brace_window.__wrapped__(language, tuple(chunks))
     return _brace_window(language, tuple(chunks))
 
 
@@ -222,11 +225,18 @@ class _Source:
 
 
 @functools.lru_cache(maxsize=SOURCE_CACHE_SIZE)
-def _source(language: str, text: str) -> _Source:
+def _remembered_source(language: str, text: str) -> _Source:
     """The parse of `text`, remembered: typing in a hole leaves the text after it as it was,
     and each parse of a 10,000-line file takes 8-17 ms. A tree is a function of the text
     alone (never an incremental parse, whose trees depend on the edits before)."""
     return _Source(language, text)
+
+
+def _source(language: str, text: str) -> _Source:
+    """`_remembered_source`, for texts small enough to keep."""
+    if len(text) > CACHED_TEXT_CHARS:
+        return _Source(language, text)
+    return _remembered_source(language, text)
 
 
 @functools.lru_cache(maxsize=ACCEPT_CACHE_SIZE)

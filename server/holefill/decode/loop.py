@@ -141,9 +141,12 @@ class VerdictMemo:
     (holefill.check.focus), so the next request finds their answers here instead of lexing
     them again: with three holes in a 10,000-line C++ file that was most of its preparation."""
 
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
+    def __init__(self, size: int = 64, chars: int = 16_000_000) -> None:
+        """At most `size` answers, whose texts hold at most `chars` characters in all (the
+        keys keep the texts: answers are exact, never a hash's)."""
+        self.size, self.chars = size, chars
         self._answers: OrderedDict[tuple, Verdict] = OrderedDict()
+        self._held = 0  # characters of the texts in the keys
         self._lock = threading.Lock()  # the server checks on worker threads
 
     def __len__(self) -> int:
@@ -157,12 +160,17 @@ class VerdictMemo:
             return got
 
     def put(self, key: tuple, verdict: Verdict) -> None:
-        if verdict is Verdict.UNKNOWN:
+        """Keeps `verdict` for `key` = (checker, texts, anchors) unless it is UNKNOWN."""
+        size = sum(map(len, key[1]))
+        if verdict is Verdict.UNKNOWN or size > self.chars:
             return
         with self._lock:
+            if key not in self._answers:
+                self._held += size
             self._answers[key] = verdict
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
+            while len(self._answers) > self.size or self._held > self.chars:
+                old, _ = self._answers.popitem(last=False)
+                self._held -= sum(map(len, old[1]))
 
 
 class Constraint:
