@@ -152,7 +152,6 @@ class Relexer:
             i = ends[-1]
         return (starts, ends, labels, scans), None
 
-
     def _lex_native(self, text: str, i: int, old: Reading | None,
                     e: int) -> tuple[list[tuple[np.ndarray, ...]], int | None]:
         """`_lex` in C: the same lexemes, as blocks of arrays (one per window of classes)."""
