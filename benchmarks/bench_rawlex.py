@@ -19,23 +19,13 @@ import time
 from holefill import Checker
 from holefill.bench.config import BenchConfig
 from holefill.bench.scaling import scaling_file
+from holefill.datasets import random_holes
 from holefill.lexing.holes import HoleLexer
 
 
 def raw_lexer(language: str) -> HoleLexer:
     lexer = Checker.for_language(language).lexer
     return lexer.holes if hasattr(lexer, "holes") else lexer.layout.raw  # type: ignore[attr-defined]
-
-
-def cut(text: str, holes: int, rng: random.Random) -> list[str]:
-    at = sorted(rng.sample(range(len(text)), holes))
-    chunks, prev = [], 0
-    for a in at:
-        a = max(a, prev)
-        chunks.append(text[prev:a])
-        prev = min(len(text), a + rng.randint(0, 40))
-    chunks.append(text[prev:])
-    return chunks
 
 
 def build_ms(lexer: HoleLexer, chunks: list[str], anchors: object, native: bool):
@@ -58,7 +48,7 @@ def main() -> None:
                 rng = random.Random(lines + holes)
                 py, nat, edges = [], [], []
                 for _ in range(5):
-                    chunks = cut(text, holes, rng)
+                    chunks = random_holes(text, holes, rng)
                     anchors = lexer.anchors(chunks)
                     a, ms_py = build_ms(lexer, chunks, anchors, native=False)
                     b, ms_nat = build_ms(lexer, chunks, anchors, native=True)

@@ -39,6 +39,19 @@ class Cut:
         return "".join(c + f for c, f in zip(self.chunks, list(fills) + [""], strict=True))
 
 
+def random_holes(text: str, holes: int, rng: random.Random, longest: int = 40) -> list[str]:
+    """The chunks of `text` around `holes` holes of 0-`longest` removed characters each, at
+    random places (holes may touch, and the text may begin or end with one)."""
+    at = sorted(rng.sample(range(len(text)), holes))
+    chunks, prev = [], 0
+    for a in at:
+        a = max(a, prev)
+        chunks.append(text[prev:a])
+        prev = min(len(text), a + rng.randint(0, longest))
+    chunks.append(text[prev:])
+    return chunks
+
+
 def random_spans(
     text: str, k: int, rng: random.Random, min_len: int = 5, max_len: int = 100
 ) -> list[tuple[int, int]] | None:

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from holefill.budget import Budget, BudgetExhausted
+from holefill.datasets import random_holes
 from holefill.grammar import compile_grammar_file
 from holefill.languages import get_language
 from holefill.lexing.anchors import PLAIN
@@ -178,25 +179,13 @@ REAL_FILES = [
 ]
 
 
-def _cut(text: str, holes: int, rng: random.Random) -> list[str]:
-    """`holes` holes of 0-40 characters each at random places of `text`."""
-    at = sorted(rng.sample(range(len(text)), holes))
-    chunks, prev = [], 0
-    for a in at:
-        a = max(a, prev)
-        chunks.append(text[prev:a])
-        prev = min(len(text), a + rng.randint(0, 40))
-    chunks.append(text[prev:])
-    return chunks
-
-
 @pytest.mark.parametrize("case", range(len(REAL_FILES)))
 def test_native_graph_equals_python_graph_on_cuts_of_real_files(case: int) -> None:
     name, path = REAL_FILES[case]
     text = _stdlib(path) if name == "python" else (DATA / "corpus" / path).read_text(
         encoding="utf-8", errors="replace")
     rng = random.Random(case)
-    chunks = _cut(text, 1 + case % 3, rng)
+    chunks = random_holes(text, 1 + case % 3, rng)
     py, nat = _both(LEXERS[name], chunks)
     _graphs_equal(py.nfa(), nat.nfa())
     for _ in range(3):  # a session's growth: lexemes from places in the first chunk
