@@ -382,7 +382,11 @@ class NativeMunch:
     def __init__(self, dfa: LexerDFA, error_terms: Iterable[int], n_labels: int) -> None:
         import numpy as np
 
-        self._trans = np.ascontiguousarray(np.array(dfa.trans, dtype=np.int32).reshape(-1))
+        n_classes = len(dfa.boundaries) + 1
+        trans = np.full((dfa.n_states, n_classes), -1, dtype=np.int32)  # short rows: dead
+        for s, row in enumerate(dfa.trans):
+            trans[s, :len(row)] = row
+        self._trans = trans.reshape(-1)
         self._accept = np.array(dfa.accept, dtype=np.int32)
         self._alive = np.array([1 if a else 0 for a in dfa.alive], dtype=np.uint8)
         errors = np.zeros(max(1, n_labels), dtype=np.uint8)
@@ -391,7 +395,7 @@ class NativeMunch:
         t = self._tables = ffi.new("HfLexTables *")
         t.trans = ffi.from_buffer("int32_t[]", self._trans)
         t.n_states = dfa.n_states
-        t.n_classes = len(dfa.boundaries) + 1
+        t.n_classes = n_classes
         t.accept = ffi.from_buffer("int32_t[]", self._accept)
         t.alive = ffi.from_buffer("uint8_t[]", self._alive)
         t.start = dfa.start
