@@ -128,6 +128,59 @@ def test_c_texts_are_cut_too():
 K = "int k() { return 2; }\nint h() { return "
 
 
+def test_a_hole_that_removed_a_functions_opening_brace_leaves_the_text_before_it_cut():
+    """The `}` after the hole has no opener in the fixed text: it closes the `{` the hole
+    removed, inside the hole's own declaration, not one around the lines before it."""
+    checker = checker_for("cpp")
+    chunks = ["int f() { return ", ";\n}\n\nint g(int y) {\n  return y;\n}\n\nint h",
+              "\n  return z;\n}\n"]
+    middles = ["1", "(int z) {"]
+    segs = segments_of(checker, chunks)
+    assert len(segs) == 2 and segs[1].chunks[0].startswith("int g(int y)")
+    assert all(valid(checker, seg.chunks, seg.sites, [middles[i] for i in seg.holes])
+               for seg in segs)
+
+
+def test_a_closer_after_the_holes_declaration_still_counts():
+    """A one-line function ends at the `}` on its line; the `}` after it closes the
+    namespace whose `{` the first hole removed, so no line between the holes is top
+    level."""
+    chunks = ["#include <x>\nnamespace n ", "\nint f() { return 1; }\nint g() { return ",
+              "; }\n}\n"]
+    assert len(segments_of(checker_for("cpp"), chunks)) == 1
+
+
+# depth steps and bracket kinds (1 `(`, 2 `[`, 3 `{`, a closer negative) of a few lexemes
+BRACKETS = {"(": (1, 1), ")": (-1, -1), "[": (1, 2), "]": (-1, -2), "{": (1, 3), "}": (-1, -3),
+            "x": (0, 0)}
+
+
+def declaration_end(before: str, after: str) -> int | None:
+    import numpy as np
+
+    from holefill.check.segments_brace import _declaration_end
+
+    steps = [BRACKETS[ch] for ch in before + after]
+    return _declaration_end(np.array([d for d, _ in steps], np.int64),
+                            np.array([k for _, k in steps], np.int64), len(before))
+
+
+@pytest.mark.parametrize(("before", "after", "end"), [
+    ("x{x", "x}x}", 1),  # closes the brace open at the hole
+    ("x{x", "x)x}x}", 3),  # `)` closes a `(` the hole opened
+    ("x{x", "x(x)x}", 5),  # the text's own pair is no end
+    ("x{x(", "x)x}", 3),  # both open at the hole close
+    ("x{x", "x(x}x)x}", 7),  # not inside a bracket the text opened after the hole
+    ("x", "x)x(x)x}x", 7),  # none open at the hole: the deepest closer
+    ("x", "x)x(x)x", 1),  # the first time it is reached
+    ("x", "x(x)x", None),  # the hole opened nothing
+    ("x{", "x{x", None),  # nothing closes
+])
+def test_the_holes_declaration_ends_at_the_closer_of_what_is_open_at_the_hole(before, after,
+                                                                                end):
+    assert declaration_end(before, after) == end
+
+
 @pytest.mark.parametrize("chunks", [
     # inside a namespace, a conditional group, an extern "C" block
     ["namespace n {\nint f() { return ", "; }\nint g() { return 1; }\nint h() { return ",
@@ -193,6 +246,21 @@ def test_a_window_that_drops_the_rest_of_the_file_guards_against_an_open_comment
     (seg, constraint), = request_checks(checker, chunks, DecodeSettings(incremental=False))
     closed = [chunks[0] + "/*2" + chunks[1]]
     assert constraint.verdict(closed, [seg.sites[0].moved(0, len(chunks[0]) + 3)]) is Verdict.NO
+
+
+def test_a_directive_after_the_holes_function_does_not_keep_the_rest_of_the_file():
+    """After `}` and a line break, `#` keeps alive the run of `}` + `#endif` (the end of an
+    extern "C" block); `#include` kills it before it accepts, so it needs no guard and the
+    window still drops the rest of the file, guarded against the comment a filling opens."""
+    checker = checker_for("cpp")
+    chunks = ["int f() { return 1 ", "; }\n#include <vector>\nint g() { return 2; }\n/* c */\n"]
+    window = find_window("cpp", chunks)
+    assert window.tail and window.suffix.startswith("/*")
+    (seg, constraint), = request_checks(checker, chunks, DecodeSettings(incremental=False))
+    for fill, verdict in (("/*2", Verdict.NO), ("+2", Verdict.YES)):
+        closed = [chunks[0] + fill + chunks[1]]
+        site = seg.sites[0].moved(0, len(chunks[0]) + len(fill))
+        assert constraint.verdict(closed, [site]) is verdict
 
 
 # --- the segments against the whole document -----------------------------------------------------
@@ -296,13 +364,61 @@ def top_level_by_loop(ref, text: str, wanted: set[int], holes: Sequence[int]) ->
         depth = max(0, depth + _DEPTH.get(name, 0))
         group = max(0, group + _GROUP.get(name, 0))
         last = name
+    left_out = declarations_by_loop(lexemes, forward, sorted(wanted), holes, len(text))
     out = set()
     depth = group = 0
     for a, name in reversed(lexemes):
-        depth = max(0, depth - _DEPTH.get(name, 0))
+        if not any(lo <= a < hi for lo, hi in left_out):
+            depth = max(0, depth - _DEPTH.get(name, 0))
         group = max(0, group - _GROUP.get(name, 0))
         if a in forward and depth == group == 0:
             out.add(a)
+    return out
+
+
+OPENER = {'"("': ")", '"["': "]", '"[["': "]]", '"{"': "}"}
+CLOSER = {'")"': ")", '"]"': "]", '"}"': "}"}
+
+
+def declarations_by_loop(lexemes, forward, heads, holes, n) -> list[tuple[int, int]]:
+    """Each hole's own declaration, from the last forward head of the chunk before it to the
+    closer that ends it (see condition e): the brackets the backward count leaves out."""
+    out, lo = [], 0
+    for h in holes:
+        qs = [a for a in forward if lo <= a < h]
+        lo = h
+        if not qs:
+            continue
+        q = max(qs)
+        end = next((x for x in heads if x > h), n)
+        held: list[str] = []
+        for a, name in lexemes:
+            if q <= a < h and name in OPENER:
+                held.extend(OPENER[name])
+            elif q <= a < h and name in CLOSER and held and held[-1] == CLOSER[name]:
+                held.pop()
+        after = [(a, name) for a, name in lexemes if h <= a < end]
+        stop = None
+        if held:
+            own: list[str] = []
+            for a, name in after:
+                if name in OPENER:
+                    own.extend(OPENER[name])
+                elif name in CLOSER:
+                    if own and own[-1] == CLOSER[name]:
+                        own.pop()
+                    elif not own and held[-1] == CLOSER[name]:
+                        held.pop()
+                        if not held:
+                            stop = a
+                            break
+        else:
+            count = deepest = 0
+            for a, name in after:
+                count += len(OPENER.get(name, "")) - len(CLOSER.get(name, ""))
+                if count < deepest:
+                    deepest, stop = count, a
+        out.append((q, end if stop is None else stop + 1))
     return out
 
 

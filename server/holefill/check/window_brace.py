@@ -168,7 +168,7 @@ def _brace_window(language: str, chunks: tuple[str, ...]) -> tuple[int, str, int
         from holefill.lexing.guard import guard
 
         ref = Checker.for_language(language).lexer.reference
-        got = guard(ref, doc[p:cut] + suffix, doc[e])
+        got = guard(ref, doc[p:cut] + suffix, doc[e:])
         suffix += doc[e:] if got is None else got
     return start + head, prefix, len(doc) - cut, suffix
 

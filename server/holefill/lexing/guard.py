@@ -36,6 +36,8 @@ from holefill.lexing.anchors import ReferenceLexer
 # How far back from the end of a part its text is read for the states of hidden runs: the
 # states after the last LOOKBACK characters, from every state, hold those after the whole.
 LOOKBACK = 256
+# How much of the text after a part is read to rule out runs that die on it before accepting.
+FOLLOW_LIMIT = 4096
 # The guards' frame: a block comment (C, C++); a grammar without one gets no guard.
 OPEN, CLOSE = "/*", "*/"
 
@@ -56,15 +58,14 @@ def states_after(ref: ReferenceLexer, text: str) -> frozenset[int]:
 
 def guard(ref: ReferenceLexer, text: str, follow: str) -> str | None:
     """The guard for a part ending with `text` that the whole text continues with `follow`
-    ("" for none, then no run goes on): "" when no hidden run can go on, else a block comment
-    on which each state of `states_after` that `follow` keeps alive accepts; None when none
-    could be built."""
+    ("" for none, then no run goes on; else as much of what follows as is known, at least
+    one character): "" when no hidden run can go on, else a block comment on which each
+    state of `states_after` that may run on into `follow` accepts; None when none could be
+    built."""
     if not follow:
         return ""
-    dfa = ref.dfa
-    c = ref.classes(follow[0])[0]
-    live = [s for s in states_after(ref, text)
-            if (t := dfa.trans[s][c]) >= 0 and dfa.alive[t]]
+    follow_classes = ref.classes(follow[:FOLLOW_LIMIT])
+    live = [s for s in states_after(ref, text) if _runs_on(ref, s, follow_classes)]
     if not live:
         return ""
     body = ""
@@ -78,6 +79,22 @@ def guard(ref: ReferenceLexer, text: str, follow: str) -> str | None:
     if not _one_ignored(ref, out) or not all(_accepts_on(ref, s, out) for s in live):
         return None
     return out
+
+
+def _runs_on(ref: ReferenceLexer, state: int, classes: Iterable[int]) -> bool:
+    """A run in `state` reads the first character of `classes` and, on the rest, accepts
+    somewhere or is still alive at its end. A run that dies on the following text before it
+    accepts is no hidden run: the whole text's lexeme from its start ends where the part's
+    does (whatever the guard does to it in the part, it can only refuse more)."""
+    dfa = ref.dfa
+    s = state
+    for c in classes:
+        s = dfa.trans[s][c]
+        if s < 0 or not dfa.alive[s]:
+            return False
+        if dfa.accept[s] >= 0:
+            return True
+    return True
 
 
 def _accepts_on(ref: ReferenceLexer, state: int, text: str) -> bool:
