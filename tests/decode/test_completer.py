@@ -329,6 +329,8 @@ def test_typing_along_reuses_the_engine_of_the_previous_request(completer) -> No
     ("foo(a)\nbar(b)\n", None),
     ("    )\n    )\n", None),  # closing lines repeat in real code
     ("t = [0, 0, 0, 0]\n", None),
+    ('d = {"a": ' + '"max": "max", ' * 4, 'd = {"a": "max": "max", '),
+    ('d = {"a": ' + '"max": "max", ' * 3, None),  # a longer piece: four copies
 ])
 def test_repetition_guard_cuts_where_the_model_starts_copying_itself(text, cut) -> None:
     from holefill.decode.loop import repetition_cut
@@ -356,14 +358,16 @@ def test_a_closer_the_text_after_the_hole_already_writes_ends_the_filling(
 
 
 def test_the_readme_example_keeps_the_users_closing_brace_to_its_dict() -> None:
-    """The bundled model wrote `radients} ; {` at `"count": <|hole|>}` (valid: the user's `}`
-    then closed a new empty dict). It stops before re-closing what the user's `}` closes."""
+    """The bundled model once wrote `radients} ; {` at `"count": <|hole|>}` (valid: the
+    user's `}` then closed a new empty dict). Its filling stops before re-closing what the
+    user's `}` closes (or before it repeats itself), with the model's own text."""
     chunks = (ROOT / "examples" / "holes.py").read_text().split("<|hole|>")
     res = Completer(device="cpu", threads=1).fill(chunks, "python", keep_to_place=True)
     assert parses(res.text(chunks))
     fill = res.fills[1]
     assert fill.count("{") == fill.count("}") and "}" not in fill.replace("{}", "")
-    assert res.holes[1].ended_by in ("closer", "end")
+    assert res.holes[1].ended_by in ("closer", "end", "repetition")
+    assert res.holes[1].completed_by == "model"
 
 
 def test_a_suggestion_at_a_line_end_stops_at_a_blank_line(completer) -> None:

@@ -54,8 +54,8 @@ ON_STUCK = ("witness", "stop")
 # options dict serves both decoders, as the server and the CLI pass it) and ignored.
 AUTOREGRESSIVE_ONLY = frozenset({
     "heal", "multiline", "block_indent", "replaceable", "stop_at_blank_line",
-    "hole_placeholder", "max_prompt_tokens", "repetition_guard", "incremental", "top_p",
-    "segmented", "split_at_holes", "keep_to_place", "stop_at_right_closer",
+    "hole_placeholder", "max_prompt_tokens", "repetition_guard", "stop_grace", "incremental",
+    "top_p", "segmented", "split_at_holes", "keep_to_place", "stop_at_right_closer",
 })
 
 

@@ -88,8 +88,14 @@ class DecodeSettings:
     # multi-line suggestion at a line end ends with the block of code it wrote
     stop_at_blank_line: bool = False
     # stop where the model starts repeating itself (the same line twice in a row, or a short
-    # pattern over and over), cut back to where closing is allowed before the repeat
+    # pattern over and over), cut back before the repeat (completed by on_stuck when the
+    # hole may not close there: a loop does not end by itself)
     repetition_guard: bool = True
+    # when the model's first choice is to end the hole where it may not end yet, the filling
+    # ends at the first place within this many more tokens where it may; failing that, the
+    # text the model wanted to end with is completed by on_stuck (None: the model writes on
+    # up to max_new_tokens, ending only where it asks to)
+    stop_grace: int | None = 8
     # stop before a closing bracket that would close a bracket opened before the hole when
     # the text after the hole begins with that same closer (the model re-closing what the
     # user's code already closes), where closing is allowed there
@@ -100,6 +106,8 @@ class DecodeSettings:
             raise ValueError(f"on_stuck must be one of {', '.join(ON_STUCK)}")
         if self.max_new_tokens < 0 or self.top_k < 1:
             raise ValueError("max_new_tokens must be >= 0 and top_k >= 1")
+        if self.stop_grace is not None and self.stop_grace < 0:
+            raise ValueError("stop_grace must be >= 0 or None")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError("temperature must be >= 0 and top_p in (0, 1]")
 
@@ -110,7 +118,9 @@ class HoleResult:
     tokens: int = 0
     rejected: int = 0
     verified: bool = True
-    # end, line-end, blank-line, repetition, closer, max-tokens, stuck, empty-budget
+    # end, line-end, blank-line, repetition, closer, max-tokens, stuck, empty-budget,
+    # refused-end (the model asked to end where the hole may not close, and did not end
+    # within DecodeSettings.stop_grace tokens)
     ended_by: str = "end"
     completed_by: str = "model"  # model, witness, best-stop, none
     check_ms: list[float] = field(default_factory=list)
@@ -520,6 +530,9 @@ class HoleDecoder:
         self.text = ""  # generated so far, healed characters included
         self.accepted: list[str] = [""]  # the text after each accepted step
         self.best_stops: list[tuple[float, str]] = []
+        # the text when the model first asked to end where the hole may not close, and the
+        # number of tokens then (DecodeSettings.stop_grace)
+        self.refused_end: tuple[str, int] | None = None
         self.result = HoleResult(fill="")
 
     def run(self) -> HoleResult:
@@ -544,10 +557,17 @@ class HoleDecoder:
                 if self.on_token is not None:
                     self.on_token(res.tokens)
                 self.proposer.take(proposal)
+                if self.refused_end is not None and self.settings.stop_grace is not None:
+                    if self._may_close(self.text):  # where the model wanted to be: done
+                        ended = "end"
+                        break
+                    if self._grace_over():
+                        ended = "refused-end"
+                        break
         finally:
             res.model_s = self.proposer.model_s - model_s0
             res.requests = self.proposer.requests - requests0
-        res.ended_by = ended
+        res.ended_by = "repetition" if ended == REPEATED else ended
         if ended in STOPPED:
             res.fill = self.text[len(self.heal):]
         else:
@@ -559,17 +579,30 @@ class HoleDecoder:
     # --------------------------------------------------------------------------- one step
 
     def _choose(self, proposals: Iterable[Proposal]) -> tuple[Proposal, str | None] | None:
-        """The first acceptable candidate and whether it ends the hole; None when stuck."""
-        for proposal in proposals:
+        """The first acceptable candidate and how it ends the hole (None: it does not);
+        None when stuck."""
+        for rank, proposal in enumerate(proposals):
             if proposal.stop:
                 if self._may_close(self.text):
                     return proposal, "end"
+                if rank == 0 and self.refused_end is None and not self.proposer.held:
+                    self.refused_end = (self.text, self.result.tokens)
             else:
                 step = self._try_text(proposal)
                 if step != "reject":
-                    return proposal, (step if step in STOPPED else None)
+                    return proposal, (None if step == "continue" else step)
             self.result.rejected += 1
         return None
+
+    def _grace_over(self) -> bool:
+        """The model asked to end stop_grace tokens ago and no place since may end the
+        filling: its text then is what the fallback completes."""
+        assert self.refused_end is not None and self.settings.stop_grace is not None
+        text, tokens = self.refused_end
+        if self.result.tokens - tokens < self.settings.stop_grace:
+            return False
+        self.text = text
+        return True
 
     def _try_text(self, proposal: Proposal) -> str:
         """"continue" when the proposal was taken, a stop ("line-end", "blank-line",
@@ -603,6 +636,9 @@ class HoleDecoder:
             if self._may_close(cut):
                 self.text = cut
                 return kind
+            if kind == "repetition":  # a loop does not end by itself: complete the text before
+                self.text = cut
+                return REPEATED
         return "continue"
 
     def _shape_stops(self, new: str, delta: str) -> list[tuple[str, str]]:
@@ -737,11 +773,16 @@ class HoleDecoder:
 
 # The ways a filling ends with its text kept as written (others go to the fallback).
 STOPPED = ("end", "line-end", "blank-line", "repetition", "closer")
+# The model repeats itself where the hole may not close: the text before the repeat goes to
+# the fallback (reported as ended by "repetition").
+REPEATED = "repeated"
 
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # A short pattern written again and again (`, 0, 0, 0, ...` or `((((((((`): 8 times or more
 # and 24 characters (tables of zeros in real code stay below it more often than not).
 _REPEATED = re.compile(r"(.{1,12}?)\1{7,}$", re.DOTALL)
+# A longer piece written four times in a row (`"max": "max", ` again and again).
+_REPEATED_LONG = re.compile(r"(.{13,48}?)\1{3,}$", re.DOTALL)
 MIN_REPEATED_LINE = 4  # non-blank characters a line needs before its copy counts
 
 
@@ -749,7 +790,7 @@ def repetition_cut(text: str) -> int | None:
     """Where to cut `text` when its end repeats itself, or None: after the first of two
     equal lines in a row (the model copies the line it just wrote; lines of a closing
     bracket or two do not count), or after the first copy of a short pattern repeated
-    eight times or more at the end."""
+    eight times or more at the end, or of a longer one (up to 48 characters) four times."""
     lines = text.split("\n")
     if len(lines) >= 3:  # two complete lines before the one being written
         a, b = lines[-3], lines[-2]
@@ -758,6 +799,9 @@ def repetition_cut(text: str) -> int | None:
     m = _REPEATED.search(text)
     if m is not None and len(m.group(0)) >= 24 and m.group(1).strip():
         return m.start() + len(m.group(1))
+    m = _REPEATED_LONG.search(text[-4 * 48:])
+    if m is not None and m.group(1).strip():
+        return len(text) - len(m.group(0)) + len(m.group(1))
     return None
 
 
