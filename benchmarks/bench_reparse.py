@@ -12,7 +12,8 @@ request's preparation (segments, windows, engines and the first check of every p
 holefill.bench.scaling times it), `warm` the next request with the same engine cache after
 the user typed the first `--tokens` tokens of the middle into hole 1 (the bundled model's
 tokenizer; 4 characters a token without it). The first cut runs once unmeasured first
-(loading). `parse` is the time the warm request spent in
+(loading). `windows` is the part of the warm request before its first checks (segments, windows,
+engines: holefill.decode.completer.request_checks), `parse` is the time the warm request spent in
 tree-sitter. The two modes alternate which goes first. Medians over the cuts, and the
 ratio fresh / re-used.
 """
@@ -67,24 +68,26 @@ class ParseClock:
         reparse.parse = self._parse  # type: ignore[assignment]
 
 
-def prepare_ms(checker: Checker, chunks: list[str], cache: EngineCache) -> float:
+def prepare_ms(checker: Checker, chunks: list[str], cache: EngineCache) -> tuple[float, float]:
+    """(the whole preparation, its segments, windows and engines without the first checks)"""
     t0 = time.perf_counter()
     parts = request_checks(checker, chunks, DecodeSettings(), engine_for=cache.engine_for,
                            memo=cache.verdicts)
+    t1 = time.perf_counter()
     for seg, constraint in parts:
         constraint.verdict(list(seg.chunks), list(seg.sites))
-    return 1e3 * (time.perf_counter() - t0)
+    return 1e3 * (time.perf_counter() - t0), 1e3 * (t1 - t0)
 
 
 def one_cut(checker: Checker, chunks: list[str], typed: str, mode: str) -> tuple[float, ...]:
-    """(cold ms, warm ms, warm parse ms) of one cut in one mode."""
+    """(cold ms, warm ms, warm parse ms, warm windows ms) of one cut in one mode."""
     forget()
     cache = EngineCache()
     with reparse.fresh_parses() if mode == "fresh" else contextlib.nullcontext():
-        cold = prepare_ms(checker, chunks, cache)
+        cold, _ = prepare_ms(checker, chunks, cache)
         with ParseClock() as clock:
-            warm = prepare_ms(checker, [chunks[0] + typed, *chunks[1:]], cache)
-    return cold, warm, clock.ms
+            warm, windows = prepare_ms(checker, [chunks[0] + typed, *chunks[1:]], cache)
+    return cold, warm, clock.ms, windows
 
 
 def splitter() -> Callable[[str], list[int]]:
@@ -107,7 +110,7 @@ def main() -> None:
     split = splitter()
     config = BenchConfig(cuts_per_cell=args.cuts)
     print("| lines | holes | cuts | cold fresh | cold reuse | ratio | warm fresh | warm reuse "
-          "| ratio | warm max fresh / reuse | parse fresh | parse reuse |")
+          "| ratio | warm max fresh / reuse | windows fresh / reuse | parse fresh / reuse |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for lines in (int(x) for x in args.lines.split(",")):
         text = scaling_file("cpp", lines, config)
@@ -122,14 +125,14 @@ def main() -> None:
                     one_cut(checker, list(c.chunks), typed, "fresh")
                 for mode in MODES if k % 2 == 0 else MODES[::-1]:
                     got[mode].append(one_cut(checker, list(c.chunks), typed, mode))
-            med = {m: [statistics.median(r[i] for r in got[m]) for i in range(3)]
+            med = {m: [statistics.median(r[i] for r in got[m]) for i in range(4)]
                    for m in MODES}
             worst = {m: max(r[1] for r in got[m]) for m in MODES}
             f, r = med["fresh"], med["reuse"]
             print(f"| {text.count(chr(10))} | {holes} | {len(got['fresh'])} | {f[0]:.0f} | "
                   f"{r[0]:.0f} | {f[0] / r[0]:.2f} | {f[1]:.1f} | {r[1]:.1f} | "
                   f"{f[1] / r[1]:.2f} | {worst['fresh']:.0f} / {worst['reuse']:.0f} | "
-                  f"{f[2]:.1f} | {r[2]:.1f} |", flush=True)
+                  f"{f[3]:.1f} / {r[3]:.1f} | {f[2]:.1f} / {r[2]:.1f} |", flush=True)
     print("\nTimes in ms, medians over the cuts (warm max: the slowest cut's warm request); "
           "ratio: fresh / reuse.")
 
