@@ -27,10 +27,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from holefill import Checker
 from holefill.bench.config import BenchConfig
 from holefill.bench.scaling import _cuts, scaling_file, token_splitter
 from holefill.check import reparse, segments_brace, window_brace
+from holefill.check.checker import Checker
 from holefill.decode.completer import EngineCache, request_checks
 from holefill.decode.loop import DecodeSettings
 
