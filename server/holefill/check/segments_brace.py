@@ -158,10 +158,17 @@ def cut_at(ref: ReferenceLexer, chunk: str, site: Site, p: int) -> str | None:
         return None
     if not _column0_code(chunk, p):
         return None
-    cls = ref.classes(chunk)
+    cls = _classes(ref, chunk)
     if not all(_reads_to(ref, cls, start, p) for start in site.points):
         return None
     return guard(ref, chunk[:p], chunk[p:])
+
+
+@functools.lru_cache(maxsize=4)
+def _classes(ref: ReferenceLexer, chunk: str) -> list[int]:
+    """The character classes of a chunk between holes, remembered: each candidate of the
+    chunk reads them, and typing into another hole leaves the chunk as it was."""
+    return ref.classes(chunk)
 
 
 def _column0_code(text: str, p: int) -> bool:

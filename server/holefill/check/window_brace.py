@@ -115,6 +115,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from holefill.check import reparse
+
 BRACE_LANGUAGES = frozenset({"c", "cpp", "json"})
 
 # Our grammar checks per piece or region are cached by text across requests.
@@ -149,8 +151,10 @@ def brace_window(language: str, chunks: Sequence[str]) -> tuple[int, str, int, s
 
 
 # Windows by text: typing in one hole leaves the segments and pieces between later holes as
-# they were, and their windows cost several tree-sitter parses each (a window is a function
-# of the text alone, so a remembered one is the one a fresh search would find).
+# they were, and their windows cost several tree-sitter parses each. A remembered window is
+# one a search could find for the text: its trees may be incremental parses that depend on
+# the text the request started from (holefill.check.reparse), and any tree gives a sound
+# window (the proposals are judged, facts 1-5).
 @functools.lru_cache(maxsize=WINDOW_CACHE_SIZE)
 def _brace_window(language: str, chunks: tuple[str, ...]) -> tuple[int, str, int, str]:
     start = brace_head(language, chunks[0])
@@ -176,33 +180,25 @@ def _brace_window(language: str, chunks: tuple[str, ...]) -> tuple[int, str, int
 # --- parsing and checking -------------------------------------------------------------------
 
 
-@functools.cache
-def _parser(language: str) -> Any:
-    import tree_sitter
-
-    if language == "json":
-        import tree_sitter_json as grammar
-    else:  # C is read with the C++ grammar: it only proposes pieces and regions
-        import tree_sitter_cpp as grammar  # type: ignore[no-redef]
-    return tree_sitter.Parser(tree_sitter.Language(grammar.language()))
-
-
 class _Source:
-    """A text, its tree-sitter tree, and offsets between code points (ours) and UTF-8
+    """A text, its tree-sitter tree (holefill.check.reparse: fresh, or incremental from a
+    recent fresh parse of a similar text), and offsets between code points (ours) and UTF-8
     bytes (tree-sitter's)."""
 
     def __init__(self, language: str, text: str) -> None:
         self.text = text
         data = text.encode("utf-8")
-        self.tree = _parser(language).parse(data)  # nodes do not keep their tree alive
+        self.tree = reparse.parse(language, data)  # nodes do not keep their tree alive
         self.root = self.tree.root_node
         # code point index of every non-ASCII character, and the extra bytes before it
-        self._wide = [m.start() for m in re.finditer(r"[^\x00-\x7f]", text)]
+        self._wide = [] if text.isascii() else \
+            [m.start() for m in re.finditer(r"[^\x00-\x7f]", text)]
         extra, self._extra = 0, []
         for i in self._wide:
             self._extra.append(extra)
             extra += len(text[i].encode("utf-8")) - 1
         self._wide_bytes = [i + x for i, x in zip(self._wide, self._extra, strict=True)]
+        self.starts: list[int] | None = None  # _piece_starts, kept with the remembered tree
 
     def char(self, byte: int) -> int:
         k = bisect.bisect_left(self._wide_bytes, byte)
@@ -227,8 +223,9 @@ class _Source:
 @functools.lru_cache(maxsize=SOURCE_CACHE_SIZE)
 def _remembered_source(language: str, text: str) -> _Source:
     """The parse of `text`, remembered: typing in a hole leaves the text after it as it was,
-    and each parse of a 10,000-line file takes 8-17 ms. A tree is a function of the text
-    alone (never an incremental parse, whose trees depend on the edits before)."""
+    and each fresh parse of a 10,000-line file takes 10-35 ms. The tree may be incremental
+    from an earlier text's (holefill.check.reparse): a parse this text could get, not
+    always the one a fresh parse gives."""
     return _Source(language, text)
 
 
@@ -272,6 +269,8 @@ def _c_head(language: str, first: str) -> int:
 def _piece_starts(src: _Source) -> list[int]:
     """0 and the line starts where a top-level node of the tree begins its line (only blanks
     before it on the line, and no backslash continuing the line before)."""
+    if src.starts is not None:
+        return list(src.starts)
     text, out = src.text, [0]
     for child in src.root.children:
         c = src.start(child)
@@ -279,7 +278,8 @@ def _piece_starts(src: _Source) -> list[int]:
         if line > out[-1] and not text[line:c].strip(" \t\f\v\r") \
                 and _clean_line_start(text, line):
             out.append(line)
-    return out
+    src.starts = out
+    return list(out)
 
 
 def _clean_line_start(text: str, pos: int) -> bool:
