@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -100,15 +101,26 @@ def _seconds(language: str) -> OrderedDict[bytes, Any]:
 
 def forget() -> None:
     """Drop every base (for benchmarks and tests that start cold)."""
-    for language in ("c", "cpp", "json"):
-        _bases(language).clear()
-        _seconds(language).clear()
+    with _LOCK:
+        for language in ("c", "cpp", "json"):
+            _bases(language).clear()
+            _seconds(language).clear()
+
+
+# The server prepares requests on worker threads: the pools are shared, and so is each
+# language's parser (a tree-sitter parser is not safe to use from two threads at once).
+_LOCK = threading.Lock()
 
 
 def parse(language: str, data: bytes) -> Any:
     """The tree of `data` (UTF-8): incremental from the base that shares the most with it
     when the edit between them is small (see the module docstring), else fresh (and kept as
     a base)."""
+    with _LOCK:
+        return _parse(language, data)
+
+
+def _parse(language: str, data: bytes) -> Any:
     keep = _SWITCH.incremental and MIN_REPARSE_BYTES <= len(data) <= MAX_BASE_BYTES
     if keep:
         got = _nearest(data, _bases(language), _seconds(language))
