@@ -106,3 +106,18 @@ def test_the_c_reading_of_a_large_file_is_the_python_one_scans_included(language
     a, b = python.read(text), native.read(text)
     assert a.triples() == b.triples()
     assert a.scans.tolist() == b.scans.tolist()
+
+
+@pytest.mark.parametrize("language", ["python", "cpp", "json"])
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(st.sampled_from("ab 1\n\t{}()'\"#/*\\é中😀\x00\x7f\x80\ud800"),
+                    min_size=500, max_size=1500))
+def test_long_texts_get_the_classes_a_character_by_character_lookup_gives(language,
+                                                                           text) -> None:
+    import bisect
+
+    ref = Checker.for_language(language).lexer.reference
+    dfa = ref.dfa
+    one_by_one = [dfa.class_of_ascii[c] if (c := ord(ch)) < 128 and dfa.class_of_ascii
+                  else bisect.bisect_right(dfa.boundaries, c) for ch in text]
+    assert ref.classes(text) == one_by_one

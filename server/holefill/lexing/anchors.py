@@ -65,10 +65,13 @@ import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from holefill.grammar.tables import LexerDFA, TerminalInfo
-from holefill.lexing.relex import Reading, Relexer, native_reader
+from holefill.lexing.relex import Reading, Relexer, class_tables, native_reader, text_classes
 
 ERROR = -1  # the label of an error character in a reference reading
+LONG_TEXT = 512  # texts longer than this get their character classes from numpy
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,7 @@ class ReferenceLexer:
                                and not t.literal)
         self.comment_like = frozenset(i for i, t in enumerate(terminals)
                                       if t.ignored and i not in self.blank)
+        self._tables: tuple[np.ndarray, np.ndarray] | None = None  # for long texts
         self._relexer = Relexer(self.classes, dfa.munch, error_terms,
                                 native_reader(dfa, error_terms, len(terminals)))
 
@@ -128,6 +132,10 @@ class ReferenceLexer:
         return self._relexer.read(text)
 
     def classes(self, text: str) -> list[int]:
+        if len(text) > LONG_TEXT:  # numpy: a 145,000-character chunk took 10 ms one by one
+            if self._tables is None:
+                self._tables = class_tables(self.dfa.boundaries)
+            return text_classes(*self._tables, text).tolist()
         ascii_cls, bounds = self.dfa.class_of_ascii, self.dfa.boundaries
         return [ascii_cls[c] if (c := ord(ch)) < 128 and ascii_cls
                 else bisect.bisect_right(bounds, c) for ch in text]
