@@ -39,9 +39,8 @@ MODES = ("fresh", "reuse")
 
 def forget() -> None:
     """Every cache of trees, windows and grammar checks the brace languages keep."""
-    for f in (window_brace._brace_window, window_brace._remembered_source,
-              window_brace._c_head, window_brace._accepts, segments_brace._begins_program,
-              segments_brace._classes):
+    window_brace.forget()
+    for f in (window_brace._accepts, segments_brace._begins_program, segments_brace._classes):
         f.cache_clear()
     reparse.forget()
 

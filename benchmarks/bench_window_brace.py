@@ -83,11 +83,11 @@ def measure(language: str, text: str, cuts: list[Cut], split: Callable,
     for i, c in enumerate(cuts):
         chunks = list(c.chunks)
         window_brace._accepts.cache_clear()
-        window_brace._c_head.cache_clear()
+        window_brace.forget()
         t0 = time.perf_counter()
         find_window(language, chunks)
         out["cold"].append(1e3 * (time.perf_counter() - t0))
-        window_brace._c_head.cache_clear()
+        window_brace.forget()
         t0 = time.perf_counter()
         w = find_window(language, chunks)
         out["warm"].append(1e3 * (time.perf_counter() - t0))

@@ -286,6 +286,18 @@ def test_every_registered_c_language_gets_a_verified_head(language):
     assert brace_head(language, first) == first.index("int h")
 
 
+def test_typing_into_the_hole_keeps_the_head_of_the_text_before_it():
+    """Typing appends to the first chunk: the pieces before its head stay verified, so the
+    head is not searched again (a search would parse the whole chunk per keystroke)."""
+    first = "int typing0(int a) {\n  return a;\n}\n\nint typing1(int a) {\n  return "
+    head = brace_head("cpp", first)
+    assert head == first.index("int typing1")
+    typed = first + "a; }\nint typing2(void) { return 2; }\nint typing3(int b) {\n  return "
+    assert brace_head("cpp", typed) == head
+    far = typed + "b; }\n" + "int pad;\n" * 250 + "int typing4(int c) {\n  return "
+    assert brace_head("cpp", far) == far.index("int typing4")  # too far: searched
+
+
 # --- JSON ---------------------------------------------------------------------------------------
 
 DOC = ('{\n  "a": [\n    1,\n    {"b": <|hole|>},\n    3, 4, 5, 6, 7, 8, 9\n  ],\n'

@@ -111,6 +111,8 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -124,6 +126,8 @@ ACCEPT_CACHE_SIZE = 8192
 WINDOW_CACHE_SIZE = 32
 SOURCE_CACHE_SIZE = 8
 CACHED_TEXT_CHARS = 2_000_000  # texts above this are not kept by the window caches
+HEADS_KEPT = 8  # first chunks whose heads serve the texts that extend them
+HEAD_REACH = 2_000  # by at most this many characters (typed text: a longer one is searched)
 # The lexical pass of C/C++ stops this far after the last hole; regions lie before it.
 C_MODES_LIMIT = 50_000
 # A region shorter than this (after stripping) is kept: its stand-in would save too little.
@@ -251,9 +255,54 @@ def _accepts_all(language: str, texts: Iterator[str]) -> bool:
 # --- C and C++: the head and the top-level pieces ---------------------------------------------
 
 
-@functools.lru_cache(maxsize=8)
 def _c_head(language: str, first: str) -> int:
-    """The nearest verified piece start at or before the hole's line (see brace_head)."""
+    """The nearest verified piece start at or before the hole's line (see brace_head), or
+    the head of a recent first chunk that `first` extends: typing into the hole appends to
+    the text before it, which leaves the verified pieces before that head as they were (the
+    window may then start up to HEAD_REACH characters earlier than a search would put
+    it)."""
+    heads = _recent_heads(language)
+    with heads.lock:
+        for old, head in reversed(heads.items()):
+            if 0 < len(first) - len(old) <= HEAD_REACH and first.startswith(old):
+                heads.move_to_end(old)
+                return head
+    head = _searched_head(language, first)
+    if len(first) <= CACHED_TEXT_CHARS:
+        with heads.lock:
+            heads[first] = head
+            while len(heads) > HEADS_KEPT:
+                heads.popitem(last=False)
+    return head
+
+
+class _Heads(OrderedDict[str, int]):
+    """Recent first chunks and their heads, most recent last, with a lock (requests are
+    prepared on worker threads)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+
+@functools.cache
+def _recent_heads(language: str) -> _Heads:
+    return _Heads()
+
+
+def forget() -> None:
+    """Drop the remembered windows, parses and heads (for benchmarks and tests that start
+    cold; the grammar's answers on pieces, `_accepts`, stay)."""
+    for f in (_brace_window, _remembered_source, _searched_head):
+        f.cache_clear()
+    for language in BRACE_LANGUAGES:
+        with _recent_heads(language).lock:
+            _recent_heads(language).clear()
+
+
+@functools.lru_cache(maxsize=8)
+def _searched_head(language: str, first: str) -> int:
+    """The nearest verified piece start at or before the hole's line, searched."""
     src = _source(language, first)
     hole_line = first.rfind("\n") + 1
     starts = [b for b in _piece_starts(src) if b <= hole_line]

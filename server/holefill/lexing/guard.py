@@ -28,6 +28,7 @@ run.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Iterable
 
@@ -36,8 +37,10 @@ from holefill.lexing.anchors import ReferenceLexer
 # How far back from the end of a part its text is read for the states of hidden runs: the
 # states after the last LOOKBACK characters, from every state, hold those after the whole.
 LOOKBACK = 256
-# How much of the text after a part is read to rule out runs that die on it before accepting.
-FOLLOW_LIMIT = 4096
+# How much of the text after a part is read to rule out runs that die on it before accepting
+# (a run still alive after it is guarded: runs that die, like `}` + newline + `#endif`, die
+# within a few characters; comments and raw strings never do).
+FOLLOW_LIMIT = 256
 # The guards' frame: a block comment (C, C++); a grammar without one gets no guard.
 OPEN, CLOSE = "/*", "*/"
 
@@ -110,6 +113,7 @@ def _accepts_on(ref: ReferenceLexer, state: int, text: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=1024)
 def _shortest_accepted(ref: ReferenceLexer, state: int) -> str | None:
     """A shortest printable ASCII text on which a run in `state` accepts."""
     dfa = ref.dfa
