@@ -19,6 +19,7 @@ from holefill.bench.scaling import cpp_file, reading_cuts
 from holefill.check import reparse, segments_brace, window_brace
 from holefill.check.segments import split_segments
 from holefill.check.window import find_window
+from holefill.lexing.relex import common_prefix, common_suffix
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +35,7 @@ def forget() -> None:
     reparse.forget()
 
 
-def test_common_prefix_and_suffix_agree_with_a_plain_scan():
+def test_common_prefix_and_suffix_of_bytes_agree_with_a_plain_scan():
     rng = random.Random(0)
     for _ in range(300):
         a = bytes(rng.choice(b"ab\n") for _ in range(rng.randrange(2000)))
@@ -42,10 +43,10 @@ def test_common_prefix_and_suffix_agree_with_a_plain_scan():
             rng.randrange(5))) + a[rng.randrange(len(a) + 1):]
         n = min(len(a), len(b))
         prefix = next((i for i in range(n) if a[i] != b[i]), n)
-        assert reparse.common_prefix(a, b) == prefix
+        assert common_prefix(a, b) == prefix
         suffix = next((i for i in range(n) if a[-1 - i] != b[-1 - i]), n)
-        assert reparse.common_suffix(a, b, n) == suffix
-        assert reparse.common_suffix(a, b, n - prefix) == min(suffix, n - prefix)
+        assert common_suffix(a, b, n) == suffix
+        assert common_suffix(a, b, n - prefix) == min(suffix, n - prefix)
 
 
 def test_a_keystroke_is_parsed_from_the_fresh_base_and_a_far_text_fresh():

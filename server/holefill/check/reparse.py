@@ -43,6 +43,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from holefill.lexing.relex import common_prefix, common_suffix
+
 # Fresh trees kept as bases, per language (a request's texts: document, heads, pieces).
 BASES = 12
 SECOND_BASES = 4  # incremental trees kept as bases for one more edit
@@ -167,42 +169,6 @@ def _nearest(data: bytes, *pools: OrderedDict[bytes, Any]
     if best is not None:
         best[0].move_to_end(best[1])
     return best
-
-
-def common_prefix(a: bytes, b: bytes) -> int:
-    """The length of the longest common prefix of a and b: compared in blocks that double
-    (a slice comparison runs at memory speed), then halved inside the first unequal one."""
-    n, i, step = min(len(a), len(b)), 0, 256
-    while i < n:
-        j = min(n, i + step)
-        if a[i:j] != b[i:j]:
-            while j - i > 1:
-                mid = (i + j) // 2
-                if a[i:mid] == b[i:mid]:
-                    i = mid
-                else:
-                    j = mid
-            return i
-        i, step = j, step * 2
-    return n
-
-
-def common_suffix(a: bytes, b: bytes, most: int) -> int:
-    """The length of the longest common suffix of a and b, at most `most`."""
-    la, lb = len(a), len(b)
-    n, i, step = min(most, la, lb), 0, 256
-    while i < n:
-        j = min(n, i + step)
-        if a[la - j:la - i] != b[lb - j:lb - i]:
-            while j - i > 1:
-                mid = (i + j) // 2
-                if a[la - mid:la - i] == b[lb - mid:lb - i]:
-                    i = mid
-                else:
-                    j = mid
-            return i
-        i, step = j, step * 2
-    return n
 
 
 def _point(data: bytes, offset: int) -> tuple[int, int]:

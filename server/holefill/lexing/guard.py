@@ -89,6 +89,17 @@ def _runs_on(ref: ReferenceLexer, state: int, classes: Iterable[int]) -> bool:
     somewhere or is still alive at its end. A run that dies on the following text before it
     accepts is no hidden run: the whole text's lexeme from its start ends where the part's
     does (whatever the guard does to it in the part, it can only refuse more)."""
+    return _run(ref, state, classes) is not False
+
+
+def _accepts_on(ref: ReferenceLexer, state: int, text: str) -> bool:
+    """A run in `state` reaches an accepting state somewhere on `text`."""
+    return _run(ref, state, ref.classes(text)) is True
+
+
+def _run(ref: ReferenceLexer, state: int, classes: Iterable[int]) -> bool | None:
+    """True when a run in `state` reaches an accepting state on `classes`, False when it
+    dies before, None when it is still alive at their end."""
     dfa = ref.dfa
     s = state
     for c in classes:
@@ -97,20 +108,7 @@ def _runs_on(ref: ReferenceLexer, state: int, classes: Iterable[int]) -> bool:
             return False
         if dfa.accept[s] >= 0:
             return True
-    return True
-
-
-def _accepts_on(ref: ReferenceLexer, state: int, text: str) -> bool:
-    """A run in `state` reaches an accepting state somewhere on `text`."""
-    dfa = ref.dfa
-    s = state
-    for c in ref.classes(text):
-        s = dfa.trans[s][c]
-        if s < 0 or not dfa.alive[s]:
-            return False
-        if dfa.accept[s] >= 0:
-            return True
-    return False
+    return None
 
 
 @functools.lru_cache(maxsize=1024)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, AnyStr
 
 import numpy as np
 
@@ -223,7 +223,7 @@ def _nearest(recent: Sequence[Reading], text: str) -> tuple[Reading | None, int,
     return best
 
 
-def common_prefix(a: str, b: str) -> int:
+def common_prefix(a: AnyStr, b: AnyStr) -> int:
     """The length of the longest common prefix (slices compared in C, halving)."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:  # a[:lo] == b[:lo]; a[:hi+1] differs unless hi is the end
@@ -235,8 +235,9 @@ def common_prefix(a: str, b: str) -> int:
     return lo
 
 
-def common_suffix(a: str, b: str, limit: int) -> int:
-    """The length of the longest common suffix, at most ``limit``."""
+def common_suffix(a: AnyStr, b: AnyStr, limit: int) -> int:
+    """The length of the longest common suffix, at most ``limit`` (at most the shorter
+    length)."""
     lo, hi = 0, max(0, limit)
     na, nb = len(a), len(b)
     while lo < hi:
