@@ -1105,7 +1105,11 @@ class _PythonRender:
                 right = idx < last or not b.in_hole
                 kind_of = ("nl" if term == lay.nl else "comment" if term == lay.comment
                            else "cont" if term == lay.line_cont else "")
-                pieces[int(h)].append(("text", text, left, right, kind_of, term))  # type: ignore[call-overload]
+                # the whole lexeme, when it ends in this hole (the spacing after it reads it)
+                whole = None
+                if not right and len(holes) == 1:
+                    whole = text if a.in_hole else self.chunks[a.chunk][a.pos:] + text
+                pieces[int(h)].append(("text", text, left, right, kind_of, (term, whole)))  # type: ignore[call-overload]
         fates = self._zone_fates(n_holes)
         for h in reversed(range(n_holes)):  # a hole run on into leaves its levels to the next
             g = goes_on_from[h]
@@ -1283,7 +1287,7 @@ class _PythonRender:
         # the whole lexeme the text so far ends in, (term, text), when known
         last: tuple[int, str] | None = None if goes_on is not None else self.fixed_before[h]
 
-        def put(text: str, left: bool, term: int, whole: bool) -> None:
+        def put(text: str, left: bool, term: int, whole: str | None) -> None:
             nonlocal at_start, col, glued, last
             if at_start:
                 want = levels[-1]
@@ -1295,7 +1299,7 @@ class _PythonRender:
                 out.append(" ")
             out.append(text)
             glued = False
-            last = (term, text) if whole else None
+            last = None if whole is None else (term, whole)
 
         for p in ps:
             if p[0] == "tok":
@@ -1310,15 +1314,16 @@ class _PythonRender:
                     if len(levels) > 1:
                         levels.pop()
                 else:
-                    put(self.lx.terminals[t].example or "", False, t, True)
+                    example = self.lx.terminals[t].example or ""
+                    put(example, False, t, example)
             else:
-                _, text, left, right, kind_of, term = p
+                _, text, left, right, kind_of, (term, whole) = p
                 if kind_of == "cont" and at_start and width_after is not None:
                     out.append(" " * max(0, width_after - col) + text)
                     at_start, glued = False, True
                     continue
                 if kind_of == "comment" and not right:
-                    put(text, left, term, False)
+                    put(text, left, term, None)
                     out.append("\n")
                     at_start, col, glued = True, 0, True
                     continue
@@ -1331,7 +1336,7 @@ class _PythonRender:
                         continue
                     at_start, col, glued = True, indent_width(text.split("\n")[-1]), True
                     continue
-                put(text, left, term, not left and not right)
+                put(text, left, term, whole)
                 glued = right
         nxt = self.chunks[h + 1]
         after = self.fixed_after[h]

@@ -39,7 +39,7 @@ DEFAULT_PREFERENCE = 1
 
 # A backslash continuation written by a hole costs this many lexemes more: a line break, a
 # bracket or a statement of its own reads better wherever one does.
-LINE_CONT_SURCHARGE = 2
+LINE_CONT_SURCHARGE = 8
 
 
 def preferences(terminals: Sequence[TerminalInfo], table: Mapping[str, int],
