@@ -8,9 +8,9 @@ decoder must end a hole early. Both checkers witness every state (`check(...,
 want_witness=True)`): "plain" leaves the choice among equally short witnesses to the core and
 puts a blank between all lexemes of a hole (the witnesses before witness_style), "readable" is
 the default checker. Printed per set and checker: states, witnesses, witnesses that `ast.parse`
-accepts, the share that holds `b""`, a backslash continuation, `while`, `;`, a blank before
-`:`/`,`/`)`, the mean witness length, the mean check time; and the states that lost a
-witness (must be 0).
+accepts, witnesses the checker's own re-check refused (rendered, but unverified), the share
+that holds `b""`, a backslash continuation, `while`, `;`, a blank before `:`/`,`/`)`, the
+mean witness length, the mean check time; and the states that lost a witness (must be 0).
 
     python benchmarks/bench_witness.py [--tasks N] [--stdlib N] [--stride K] [--show N]
 """
@@ -45,16 +45,19 @@ class Tally:
     states: int = 0
     witnesses: int = 0
     parsed: int = 0
+    unverified: int = 0  # witnesses whose filled text the checker's own re-check refused
     chars: int = 0
     seconds: float = 0.0
     ugly: dict[str, int] = field(default_factory=lambda: dict.fromkeys(UGLY, 0))
 
-    def add(self, before: str, fill: str | None, after: str, seconds: float) -> None:
+    def add(self, before: str, fill: str | None, after: str, seconds: float,
+            verified: bool) -> None:
         self.states += 1
         self.seconds += seconds
         if fill is None:
             return
         self.witnesses += 1
+        self.unverified += not verified
         self.chars += len(fill)
         self.parsed += parses(before + fill + after)
         for name, test in UGLY.items():
@@ -89,8 +92,9 @@ def states(tasks: int, stdlib: int, stride: int) -> Iterator[tuple[str, str, str
 def row(label: str, t: Tally) -> str:
     w = max(t.witnesses, 1)
     shares = " ".join(f"{100 * n / w:>9.1f}%" for n in t.ugly.values())
-    return (f"{label:<22} {t.states:>6} {t.witnesses:>6} {100 * t.parsed / w:>7.2f}% {shares}"
-            f" {t.chars / w:>7.1f} {1e3 * t.seconds / max(t.states, 1):>7.2f}")
+    return (f"{label:<22} {t.states:>6} {t.witnesses:>6} {100 * t.parsed / w:>7.2f}% "
+            f"{t.unverified:>6} {shares} {t.chars / w:>7.1f} "
+            f"{1e3 * t.seconds / max(t.states, 1):>7.2f}")
 
 
 def main() -> None:
@@ -114,8 +118,9 @@ def main() -> None:
             res = chk.check([before, after], want_witness=True)
             dt = time.perf_counter() - t0
             fills[label] = res.fills[0] if res.fills else None
+            verified = res.stats.get("witness_verified") == 1.0
             for key in ((kind, label), ("all", label)):
-                tallies.setdefault(key, Tally()).add(before, fills[label], after, dt)
+                tallies.setdefault(key, Tally()).add(before, fills[label], after, dt, verified)
         if fills["plain"] is not None and fills["readable"] is None:
             lost.append(f"{name} at {len(before)}")
         if shown < args.show and fills["plain"] != fills["readable"]:
@@ -123,7 +128,7 @@ def main() -> None:
             print(f"{name}: {before[-30:]!r} | {fills['plain']!r} -> {fills['readable']!r}")
 
     ugly = " ".join(f"{n:>10}" for n in UGLY)
-    print(f"{'set / witnesses':<22} {'states':>6} {'wit':>6} {'ast ok':>8} {ugly} "
+    print(f"{'set / witnesses':<22} {'states':>6} {'wit':>6} {'ast ok':>8} {'unver':>6} {ugly} "
           f"{'chars':>7} {'ms':>7}")
     for kind in ("multi-line", "random-span", "stdlib span", "all"):
         for label in checkers:
