@@ -5,8 +5,9 @@ The witness search finds the filling with the fewest lexemes (holefill.lexing.ho
 WITNESS_UNIT per lexeme); among fillings of as many lexemes, the core picks one arbitrarily,
 which gave `total += b""` and `while b"" :` bodies. The preferences below add a fraction of a
 lexeme per terminal, so `pass` wins where a statement is needed and `0` where an expression
-is: a witness may grow by a lexeme to avoid an ugly one (three fractions make less than a
-lexeme, four more), never by more.
+is. A witness may so hold more lexemes than the shortest one when they read better, at most
+7/4 as many (a lexeme weighs 4 to 7); verdicts do not depend on weights, so no state loses
+its witness.
 
 The spacing rule is for the renderers: a blank goes between two lexemes of a hole unless a
 person would write them together (`f()`, `x: int`, `a[0]`, `a.b`) and the lexer reads them
