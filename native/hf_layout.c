@@ -63,6 +63,7 @@ struct HfLayout {
   int32_t nl, newline, indent, dedent, line_cont, ws, comment;
   int32_t unit; /* 0: not strict */
   int32_t bracket_weight;
+  int32_t token_weight; /* a layout token in a hole */
   HfInt32Array bracket;   /* per terminal: 1 opener, -1 closer, 0 other */
   HfInt32Array same_line; /* (term, weight) pairs */
   HfInt32Array lead, blank_first;
@@ -952,16 +953,16 @@ static void open_hole_state(HfLayout *S, int32_t src, int32_t rs, int32_t key, H
       nx[i].bol = 1;
       nx[i].carried = carried;
       int32_t dst = state(S, rs, open_key_of(S, &nx[i]));
-      prod_add(S, src, mv[i], dst, 1, KIND_HOLE, mv[i], -1, h);
+      prod_add(S, src, mv[i], dst, S->token_weight, KIND_HOLE, mv[i], -1, h);
     }
     if (carried) {
       int32_t dst = state(S, rs, open_key_of(S, &line_start));
-      prod_add(S, src, EPS, dst, 1, KIND_HOLE, S->newline, -1, h);
+      prod_add(S, src, EPS, dst, S->token_weight, KIND_HOLE, S->newline, -1, h);
     }
   } else {
     prod_add_tokens(S, src, src, h);
     int32_t dst = state(S, rs, open_key_of(S, &line_start));
-    prod_add(S, src, S->newline, dst, 1, KIND_HOLE, S->newline, -1, h);
+    prod_add(S, src, S->newline, dst, S->token_weight, KIND_HOLE, S->newline, -1, h);
   }
   if (!c->bol) {
     Lay x0 = lay_plain(0, after, LT_SOME, P_NONE), x1 = lay_plain(-1, after, LT_SOME, P_NONE);
@@ -999,8 +1000,8 @@ static void hole_state(HfLayout *S, int32_t src, int32_t rs, int32_t key, HoleCt
   int32_t h = S->raw_hole.contents[rs];
   Lay l = lay_get(S, key);
   prod_add_tokens(S, src, src, h);
-  prod_add(S, src, S->newline, state(S, rs, open_key(S, l.stack, 0)), 1, KIND_HOLE,
-           S->newline, -1, h);
+  prod_add(S, src, S->newline, state(S, rs, open_key(S, l.stack, 0)), S->token_weight,
+           KIND_HOLE, S->newline, -1, h);
   Lay l1 = l;
   l1.depth = -1;
   c->exits.n = 2;
@@ -1137,7 +1138,7 @@ HfLayout *hf_layout_new(const int32_t *config, int32_t n_config, const int32_t *
   S->n_terminals = n_terminals;
   S->nl = config[0], S->newline = config[1], S->indent = config[2], S->dedent = config[3];
   S->line_cont = config[4], S->ws = config[5], S->comment = config[6];
-  S->unit = config[7], S->bracket_weight = config[8];
+  S->unit = config[7], S->bracket_weight = config[8], S->token_weight = config[9];
   interner_init(&S->stacks);
   interner_init(&S->keys);
   interner_init(&S->seen);

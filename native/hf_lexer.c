@@ -50,7 +50,7 @@ struct HfLexer {
   uint8_t *alive_any;  /* n_states: alive[s] is not empty */
   uint64_t *alive;     /* n_states * tw */
   int32_t tw, sw;      /* words of a terminal bitset, of a state bitset */
-  int32_t *weight;     /* n_terms */
+  int32_t *weight;     /* 2 * n_terms: in a hole, then fixed text after one */
   uint8_t *ignored;    /* n_terms */
   uint8_t *comment_like;
   HfInt32Array hole_terms;
@@ -88,7 +88,7 @@ HfLexer *hf_lexer_new(int32_t n_states, int32_t n_classes, int32_t n_terms, int3
   self->trans = dup_bytes(trans, ns * (size_t)n_classes * sizeof(int32_t));
   self->accept = dup_bytes(accept, ns * sizeof(int32_t));
   self->killable = dup_bytes(killable, ns);
-  self->weight = dup_bytes(weight, nt * sizeof(int32_t));
+  self->weight = dup_bytes(weight, 2 * nt * sizeof(int32_t));
   self->ignored = dup_bytes(ignored, nt);
   self->comment_like = dup_bytes(comment_like, nt);
   self->alive_any = hf_malloc(ns);
@@ -551,7 +551,7 @@ static int emit(Run *r, int32_t label, Place end) {
   if (flag) end.flag = flag;
   bool touches = o.hole >= 0 || end.hole >= 0 || end.chunk != o.chunk;
   int32_t weight = touches ? lx->weight[label] : 0;
-  if (!touches && o.pos == 0 && o.chunk > 0) weight = lx->weight[label] - 1;
+  if (!touches && o.pos == 0 && o.chunk > 0) weight = lx->weight[lx->n_terms + label];
   int rc = add_edge(g, o, lx->ignored[label] ? EPSILON : label, end, weight, KIND_LEXEME,
                     label);
   if (rc) return rc;

@@ -376,8 +376,9 @@ typedef struct HfLayout HfLayout;
 
 enum HfLayoutConsts {
   /* config: nl, newline, indent, dedent, line_cont, ws, comment terminal ids, the strict
-   * indentation unit (0: none), the bracket-guess weight */
-  HF_LAYOUT_CONFIG_FIELDS = 9,
+   * indentation unit (0: none), the bracket-guess weight, the weight of a layout token
+   * (NEWLINE, INDENT, DEDENT, a blank line) a hole holds */
+  HF_LAYOUT_CONFIG_FIELDS = 10,
   /* per raw edge of a line break, blank or line continuation, its text facts: the edge,
    * same_chunk (a.chunk == b.chunk), ws_blank (indent width of a blank's text within a
    * chunk), nl_same (indent width of a line break's text after its breaks, within a chunk),
@@ -468,7 +469,8 @@ enum { HF_LEX_OK = 0, HF_LEX_BUDGET = 1, HF_LEX_NOMEM = 2, HF_LEX_BAD_PLACE = 3,
 
 /* The lexer DFA (holefill.grammar.tables.LexerDFA) and what the graph needs per terminal.
  * trans: n_states * n_classes (-1 dead); alive: n_states * n_terms bytes (1 when the
- * terminal is in alive[s]); weight: HoleLexer.weight; hole_terms: HoleLexer.hole_terminals;
+ * terminal is in alive[s]); weight: 2 * n_terms, HoleLexer.weight then
+ * HoleLexer.fixed_weight; hole_terms: HoleLexer.hole_terminals;
  * anywhere: HoleLexer.anywhere, ascending.  Copies everything; NULL when out of memory. */
 HfLexer *hf_lexer_new(int32_t n_states, int32_t n_classes, int32_t n_terms, int32_t start,
                       const int32_t *trans, const int32_t *accept, const uint8_t *killable,

@@ -194,7 +194,7 @@ def test_malformed_raw_edges_are_refused_and_the_session_stays_refused() -> None
     def buf(xs: list[int]):
         return ffi.from_buffer("int32_t[]", array("i", xs))
 
-    ptr = ffi.gc(lib.hf_layout_new(buf([0, 1, 2, 3, 4, 5, 6, 0, 8]), 9, buf([0] * 8), 8,
+    ptr = ffi.gc(lib.hf_layout_new(buf([0, 1, 2, 3, 4, 5, 6, 0, 8, 1]), 10, buf([0] * 8), 8,
                                    buf([7, 1]), 1, buf([0]), buf([0]), 1),
                  lib.hf_layout_delete)
     assert ptr != ffi.NULL

@@ -97,9 +97,11 @@ class Terminals:
     def __init__(self, checker: Checker, unit: int | None) -> None:
         from holefill.lexing.python_layout import PythonLayoutLexer, PythonLexer
 
-        self.python = isinstance(checker.lexer, PythonLexer)
-        if self.python:
-            self.layout: PythonLayoutLexer | None = PythonLayoutLexer(checker.compiled)
+        lexer = checker.lexer
+        self.python = isinstance(lexer, PythonLexer)
+        if isinstance(lexer, PythonLexer):
+            self.layout: PythonLayoutLexer | None = PythonLayoutLexer(
+                checker.compiled, readable=lexer.readable)
             self.layout.reset_memo()
             self.raw: HoleLexer = self.layout.raw
         else:

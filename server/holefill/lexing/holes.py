@@ -245,24 +245,40 @@ class Coverage:
         return None
 
 
+# The witness weight of one lexeme a hole holds: the lightest witness has the fewest lexemes
+# (surcharges count in lexemes too), and a `preference` of less than a unit per terminal
+# chooses among witnesses of as many lexemes (the core breaks exact ties arbitrarily).
+WITNESS_UNIT = 4
+
+
 class HoleLexer:
     """Builds the lexeme NFA of chunks-with-holes for one grammar's lexer DFA."""
 
     def __init__(self, dfa: LexerDFA, terminals: Sequence[TerminalInfo],
                  surcharge: Mapping[int, int] | None = None,
-                 error_terms: frozenset[int] = frozenset(), native: bool | None = None) -> None:
-        """`surcharge`: extra witness weight per terminal for a lexeme with characters in a
-        hole (a language whose grammar over-approximates some lexeme makes the witness
-        search avoid generating it). `error_terms`: terminals that stand for a lexing error
-        (no lexeme of the user's text, for the anchors' reference readings). `native`: build
-        raw graphs in C (holefill.lexing.native_holes; None: unless the environment sets
+                 error_terms: frozenset[int] = frozenset(), native: bool | None = None,
+                 preference: Mapping[int, int] | None = None) -> None:
+        """`surcharge`: extra witness weight per terminal, in lexemes (WITNESS_UNIT each), for
+        a lexeme with characters in a hole (a language whose grammar over-approximates some
+        lexeme makes the witness search avoid generating it). `preference`: a fraction of a
+        lexeme (0 to WITNESS_UNIT - 1) added per terminal, to choose among equally short
+        witnesses the one a person would write (`pass`, `0` rather than `b""`).
+        `error_terms`: terminals that stand for a lexing error (no lexeme of the user's text,
+        for the anchors' reference readings). `native`: build raw graphs in C
+        (holefill.lexing.native_holes; None: unless the environment sets
         HOLEFILL_NATIVE_LEXER=0), else with the Python `RawGraph` (the reference)."""
         self.native = (os.environ.get("HOLEFILL_NATIVE_LEXER", "1") != "0"
                        if native is None else native)
         self.dfa = dfa
         self.terminals = terminals
         self.reference = ReferenceLexer(dfa, terminals, error_terms)
-        self.weight = [1 + (surcharge or {}).get(t, 0) for t in range(len(terminals))]
+        extra, pref = surcharge or {}, preference or {}
+        if any(not 0 <= p < WITNESS_UNIT for p in pref.values()):
+            raise ValueError(f"a preference is a fraction of a lexeme: 0 to {WITNESS_UNIT - 1}")
+        self.weight = [WITNESS_UNIT * (1 + extra.get(t, 0)) + pref.get(t, 0)
+                       for t in range(len(terminals))]
+        # A lexeme of fixed text read from the end of a hole pays its surcharge only.
+        self.fixed_weight = [WITNESS_UNIT * extra.get(t, 0) for t in range(len(terminals))]
         self.ignored = frozenset(i for i, t in enumerate(terminals) if t.ignored)
         self.hole_terminals = [
             i
@@ -460,7 +476,7 @@ class HoleLexer:
                 # Fixed text read from the end of a hole: the reading the hole's text chose for
                 # it pays the terminal's surcharge (a hole that ends a directive line early
                 # turns the rest of it into a macro word).
-                weight = self.weight[label] - 1
+                weight = self.fixed_weight[label]
             if label in self.ignored:
                 b.add(origin, EPSILON, end, weight, KIND_LEXEME, label)
             else:

@@ -142,11 +142,11 @@ class NativeSession:
             bracket[t] = 1
         for t in layout.closers:
             bracket[t] = -1
-        from holefill.lexing.python_layout import BRACKET_GUESS_WEIGHT
+        from holefill.lexing.python_layout import BRACKET_GUESS_WEIGHT, LAYOUT_TOKEN_WEIGHT
 
         config = array("i", [layout.nl, layout.newline, layout.indent, layout.dedent,
                              layout.line_cont, layout.ws, layout.comment, unit or 0,
-                             BRACKET_GUESS_WEIGHT])
+                             BRACKET_GUESS_WEIGHT, LAYOUT_TOKEN_WEIGHT])
         loops = layout._same_line
         same_line = array("i", [x for t, w in zip(loops.terms, loops.edges[3::4], strict=True)
                                 for x in (t, w)])

@@ -51,7 +51,7 @@ class NativeLexer:
         arrays: list[np.ndarray] = [
             trans, np.array(dfa.accept, dtype=np.int32),
             np.array(dfa.killable, dtype=np.uint8), alive,
-            np.array(lexer.weight, dtype=np.int32), ignored, comment,
+            np.array(lexer.weight + lexer.fixed_weight, dtype=np.int32), ignored, comment,
             np.array(lexer.hole_terminals, dtype=np.int32),
             np.array(sorted(lexer.anywhere), dtype=np.int32),
         ]
@@ -83,8 +83,9 @@ def native_lexer(lexer: HoleLexer) -> NativeLexer:
     tables)."""
     got = lexer.__dict__.get("_native_lexer")
     if got is None:
-        key = (tuple(lexer.weight), lexer.ignored, lexer.reference.comment_like,
-               tuple(lexer.hole_terminals), lexer.anywhere, len(lexer.terminals))
+        key = (tuple(lexer.weight), tuple(lexer.fixed_weight), lexer.ignored,
+               lexer.reference.comment_like, tuple(lexer.hole_terminals), lexer.anywhere,
+               len(lexer.terminals))
         with _lock:
             _, made = _by_dfa.setdefault(id(lexer.dfa), (lexer.dfa, {}))
             got = made.get(key)

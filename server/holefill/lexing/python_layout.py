@@ -40,12 +40,20 @@ from holefill.lexing.holes import (
     KIND_EPS_LINK,
     KIND_HOLE,
     KIND_LEXEME,
+    WITNESS_UNIT,
     HoleLexer,
     LexemeNFA,
     Place,
 )
 from holefill.lexing.layout_native import NativeSession, StateInfo
 from holefill.lexing.render import Renderer, full_path, lexeme_items
+from holefill.lexing.witness_style import (
+    DEFAULT_PREFERENCE,
+    LINE_CONT_SURCHARGE,
+    PYTHON_PREFERENCE,
+    preferences,
+    tight,
+)
 
 LINE_TOKENS_NONE, LINE_TOKENS_SOME, LINE_TOKENS_UNKNOWN = 0, 1, 2
 # Products are built in C (holefill.lexing.layout_native) unless a lexer is made with
@@ -403,14 +411,21 @@ class PythonLayoutLexer:
     same states and edges); False runs the rules here, the reference the tests compare
     against."""
 
-    def __init__(self, compiled: CompiledGrammar, native: bool | None = None) -> None:
+    def __init__(self, compiled: CompiledGrammar, native: bool | None = None,
+                 readable: bool = True) -> None:
+        """`readable`: witnesses prefer the lexemes a person writes (witness_style); False
+        leaves the choice among equally short ones to the core (for comparisons)."""
         self.native = NATIVE_PRODUCT if native is None else native
         g = compiled.grammar
         self.terminals = g.terminals
-        self.raw = HoleLexer(compiled.lexer, g.terminals,
-                             {g.terminal_id("FSTRING"): FSTRING_WEIGHT,
-                              g.terminal_id('"type"'): TYPE_ALIAS_WEIGHT},
-                             error_terms=frozenset({g.terminal_id("UNCLOSED_TRIPLE")}))
+        surcharge = {g.terminal_id("FSTRING"): FSTRING_WEIGHT,
+                     g.terminal_id('"type"'): TYPE_ALIAS_WEIGHT}
+        if readable:
+            surcharge[g.terminal_id("LINE_CONT")] = LINE_CONT_SURCHARGE
+        self.raw = HoleLexer(compiled.lexer, g.terminals, surcharge,
+                             error_terms=frozenset({g.terminal_id("UNCLOSED_TRIPLE")}),
+                             preference=preferences(g.terminals, PYTHON_PREFERENCE,
+                                                    DEFAULT_PREFERENCE) if readable else None)
         self.nl = g.terminal_id("NL")
         self.newline = g.terminal_id("NEWLINE")
         self.indent = g.terminal_id("INDENT")
@@ -796,18 +811,18 @@ class PythonLayoutLexer:
                             prod.add_tokens(src, mid, self._same_line, place)
                         for mv, nxt_oh in open_hole_moves(oh):
                             t = self.indent if mv == "I" else self.dedent
-                            prod.add(src, t, state(rs, ("open", nxt_oh, True, carried)), 1,
-                                     KIND_HOLE, t, place, -1)
+                            prod.add(src, t, state(rs, ("open", nxt_oh, True, carried)),
+                                     LAYOUT_TOKEN_WEIGHT, KIND_HOLE, t, place, -1)
                         if carried:
                             # A line of blanks so far may end here: a blank line, no token
                             # (CPython skips it), and the hole's next line starts at column
                             # 0. Rendered as a line break (the edge's term), read as ε.
-                            prod.add(src, EPSILON, state(rs, ("open", oh, True, 0)), 1,
-                                     KIND_HOLE, self.newline, place, -1)
+                            prod.add(src, EPSILON, state(rs, ("open", oh, True, 0)),
+                                     LAYOUT_TOKEN_WEIGHT, KIND_HOLE, self.newline, place, -1)
                     else:
                         prod.add_tokens(src, src, self._same_line, place)
-                        prod.add(src, self.newline, state(rs, ("open", oh, True, 0)), 1,
-                                 KIND_HOLE, self.newline, place, -1)
+                        prod.add(src, self.newline, state(rs, ("open", oh, True, 0)),
+                                 LAYOUT_TOKEN_WEIGHT, KIND_HOLE, self.newline, place, -1)
                     if bol:
                         # No bracket is open at a line start, and a token the text begins on
                         # this line must sit at the level the hole left: at least `carried`
@@ -832,8 +847,8 @@ class PythonLayoutLexer:
                 else:
                     assert isinstance(lay, Layout)
                     prod.add_tokens(src, src, self._same_line, place)
-                    prod.add(src, self.newline, open_hole(rs, lay.stack), 1, KIND_HOLE,
-                             self.newline, place, -1)
+                    prod.add(src, self.newline, open_hole(rs, lay.stack), LAYOUT_TOKEN_WEIGHT,
+                             KIND_HOLE, self.newline, place, -1)
                     exits = exits_text = exits_blank = [lay, replace(lay, depth=-1)]
                     entry_stack = lay.stack
             elif rs in final_raw:
@@ -916,14 +931,17 @@ def _nl_break_width(tail: str) -> int | None:
 # line breaks it silenced, so a cheap guess made witnesses whose hole opened no bracket at all
 # (`import a` + NEWLINE, then an indented `def` read as bracketed text); pricing it like a few
 # lexemes makes the lightest witness prefer the plain reading when one exists.
-BRACKET_GUESS_WEIGHT = 8
+BRACKET_GUESS_WEIGHT = 8 * WITNESS_UNIT
+
+# A NEWLINE, INDENT or DEDENT a hole holds (or a blank line) weighs as one lexeme.
+LAYOUT_TOKEN_WEIGHT = WITNESS_UNIT
 
 
 # An f-string with characters in a hole weighs this much more: the grammar reads replacement
 # fields as opaque text (the 3.11 approximation), so a witness that makes the text after a
 # hole part of an f-string field (`F"{` + `lt-in method builtins.max}"`) passes our re-check
 # and fails CPython's. With the surcharge a plain string wins wherever one does.
-FSTRING_WEIGHT = 2
+FSTRING_WEIGHT = 2  # lexemes, as every surcharge
 
 # The soft keyword `type` written by a hole weighs this much more: a type alias statement
 # (`type X = ...`) is Python 3.12, and a witness should parse on the 3.11 the tools run on
@@ -971,8 +989,11 @@ def _spread(base: int, top: int, n: int) -> list[int]:
 class PythonLexer:
     """The PartialLexer of Python: layout-aware NFA building and witness rendering."""
 
-    def __init__(self, compiled: CompiledGrammar) -> None:
-        self.layout = PythonLayoutLexer(compiled)
+    def __init__(self, compiled: CompiledGrammar, readable: bool = True) -> None:
+        """`readable`: witnesses that read like code (PythonLayoutLexer, _PythonRender);
+        False gives the plain ones (the witness benchmark's comparison)."""
+        self.readable = readable
+        self.layout = PythonLayoutLexer(compiled, readable=readable)
         self.renderer = Renderer(compiled.lexer, compiled.grammar.terminals)
         self.terminals = compiled.grammar.terminals
 
@@ -1008,10 +1029,15 @@ class PythonLexer:
         attempt: int,
     ) -> list[str] | None:
         units = [indent_unit(chunks) or 4, 4, 2, 8]
-        if attempt >= len(units):
+        # Readable spacing first, with every indentation unit; then blanks between all
+        # lexemes of a hole, as a fallback that never reads two lexemes as one.
+        tights = [True, False] if self.readable else [False]
+        if attempt >= len(units) * len(tights):
             return None
         path = full_path(nfa, leaves)
-        return _PythonRender(self, chunks, nfa, path, units[attempt]).fills()
+        tight = tights[attempt // len(units)]
+        return _PythonRender(self, chunks, nfa, path, units[attempt % len(units)],
+                             tight).fills()
 
 
 class _PythonRender:
@@ -1019,12 +1045,16 @@ class _PythonRender:
     character; NEWLINE / INDENT / DEDENT in a hole become line breaks and indentation."""
 
     def __init__(self, lexer: PythonLexer, chunks: Sequence[str], nfa: LexemeNFA,
-                 path: Sequence[int], unit: int) -> None:
+                 path: Sequence[int], unit: int, tight: bool = False) -> None:
         self.lx = lexer
         self.chunks = chunks
         self.nfa = nfa
         self.path = path
         self.unit = unit
+        self.tight = tight  # no blank between lexemes a person writes together
+        # per hole: the lexeme of fixed text it follows and the one it precedes, (term, text)
+        self.fixed_before: list[tuple[int, str] | None] = [None] * (len(chunks) - 1)
+        self.fixed_after: list[tuple[int, str] | None] = [None] * (len(chunks) - 1)
 
     def fills(self) -> list[str]:
         lay = self.lx.layout
@@ -1059,9 +1089,10 @@ class _PythonRender:
                 continue
             items = lexeme_items(self.chunks, a, b)
             holes = [v for k, v in items if k == "hole"]
-            if not holes:
-                continue
             term = raw.terms[r]
+            if not holes:
+                self._note_fixed(a, b, term)
+                continue
             got = self.lx.renderer.lexeme_fill(items, term)
             if got is None:
                 raise ValueError(f"cannot render lexeme {self.lx.terminals[term].name}")
@@ -1074,7 +1105,11 @@ class _PythonRender:
                 right = idx < last or not b.in_hole
                 kind_of = ("nl" if term == lay.nl else "comment" if term == lay.comment
                            else "cont" if term == lay.line_cont else "")
-                pieces[int(h)].append(("text", text, left, right, kind_of))  # type: ignore[call-overload]
+                # the whole lexeme, when it ends in this hole (the spacing after it reads it)
+                whole = None
+                if not right and len(holes) == 1:
+                    whole = text if a.in_hole else self.chunks[a.chunk][a.pos:] + text
+                pieces[int(h)].append(("text", text, left, right, kind_of, (term, whole)))  # type: ignore[call-overload]
         fates = self._zone_fates(n_holes)
         for h in reversed(range(n_holes)):  # a hole run on into leaves its levels to the next
             g = goes_on_from[h]
@@ -1090,6 +1125,28 @@ class _PythonRender:
             fills.append(text)
             levels_after.append(levels)
         return fills
+
+    def _note_fixed(self, a: Place, b: Place, term: int) -> None:
+        """Remember a lexeme of fixed text that ends a chunk a hole follows, or begins one a
+        hole precedes (the spacing next to the hole reads them)."""
+        if a.in_hole or b.in_hole or a.chunk != b.chunk:
+            return
+        text = self.chunks[a.chunk][a.pos:b.pos]
+        if b.pos == len(self.chunks[b.chunk]) and b.chunk < len(self.fixed_before):
+            self.fixed_before[b.chunk] = (term, text)
+        if a.pos == 0 and a.chunk > 0:
+            self.fixed_after[a.chunk - 1] = (term, text)
+
+    def _together(self, left: tuple[int, str] | None, term: int, text: str) -> bool:
+        """Whether the lexeme `text` (a `term`) goes right after `left` with no blank: a
+        person writes them so (witness_style.tight) and the lexer reads them apart."""
+        if not self.tight or left is None or not text:
+            return False
+        terms = self.lx.terminals
+        if not tight(terms[left[0]].literal or terms[left[0]].name,
+                     terms[term].literal or terms[term].name):
+            return False
+        return self.lx.renderer.reads_apart(left[1], text)
 
     def _line_widths_after_holes(self, n_holes: int) -> list[int | None]:
         """Per hole, the indentation of the first logical line that gets a token after it.
@@ -1227,19 +1284,22 @@ class _PythonRender:
             at_start, col, glued = True, 0, True
         pinned = self._pinned_indents(ps, levels, fate)
         n_indents = 0
+        # the whole lexeme the text so far ends in, (term, text), when known
+        last: tuple[int, str] | None = None if goes_on is not None else self.fixed_before[h]
 
-        def put(text: str, left: bool) -> None:
-            nonlocal at_start, col, glued
+        def put(text: str, left: bool, term: int, whole: str | None) -> None:
+            nonlocal at_start, col, glued, last
             if at_start:
                 want = levels[-1]
                 if want > col:
                     out.append(" " * (want - col))
                     col = want
                 at_start = False
-            elif not left and not glued:
+            elif not left and not glued and not self._together(last, term, text):
                 out.append(" ")
             out.append(text)
             glued = False
+            last = None if whole is None else (term, whole)
 
         for p in ps:
             if p[0] == "tok":
@@ -1254,15 +1314,16 @@ class _PythonRender:
                     if len(levels) > 1:
                         levels.pop()
                 else:
-                    put(self.lx.terminals[t].example or "", False)
+                    example = self.lx.terminals[t].example or ""
+                    put(example, False, t, example)
             else:
-                _, text, left, right, kind_of = p
+                _, text, left, right, kind_of, (term, whole) = p
                 if kind_of == "cont" and at_start and width_after is not None:
                     out.append(" " * max(0, width_after - col) + text)
                     at_start, glued = False, True
                     continue
                 if kind_of == "comment" and not right:
-                    put(text, left)
+                    put(text, left, term, None)
                     out.append("\n")
                     at_start, col, glued = True, 0, True
                     continue
@@ -1275,15 +1336,17 @@ class _PythonRender:
                         continue
                     at_start, col, glued = True, indent_width(text.split("\n")[-1]), True
                     continue
-                put(text, left)
+                put(text, left, term, whole)
                 glued = right
         nxt = self.chunks[h + 1]
+        after = self.fixed_after[h]
         if at_start and nxt and nxt[0] not in "\r\n":
             lead = _leading_blanks(nxt)
             want = levels[-1] - indent_width(lead)
             if want > col:
                 out.append(" " * (want - col))
-        elif not glued and nxt and not nxt[0].isspace():
+        elif (not glued and nxt and not nxt[0].isspace()
+              and not (after is not None and self._together(last, after[0], after[1]))):
             out.append(" ")
         return "".join(out), levels
 

@@ -231,6 +231,12 @@ class Renderer:
         """The DFA state after lexing `text` as one lexeme from the start."""
         return self._run(self.dfa.start, text)
 
+    def reads_apart(self, left: str, right: str) -> bool:
+        """Whether maximal munch ends the lexeme `left` before `right` when they touch: the
+        DFA, having read `left` whole, cannot go on with the first character of `right`."""
+        s = self.end_state(left)
+        return bool(right) and s >= 0 and self.dfa.trans[s][self._cls(right[0])] < 0
+
     def killer(self, state: int, sep: str) -> str:
         """A separator that ends a lexeme in `state` (so that maximal munch stops there):
         `sep` when it does, else a line break (a line comment), else `sep` anyway. One that
