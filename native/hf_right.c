@@ -81,6 +81,9 @@ struct HfRight {
   int32_t words;
   Array(uint64_t) ctx_in, ctx_out;
   HfInt32Array grown;       /* old states whose IN this add widened                   */
+  /* memory limit of the running add (0: none); set when a growth would pass it */
+  uint64_t max_bytes;
+  int out_of_bytes;
 };
 
 HF_INLINE uint64_t hf_right__key(int32_t p, int32_t x, int32_t q) {
@@ -157,6 +160,51 @@ uint64_t hf_right_n_items(const HfRight *self) { return self ? self->items.size 
 uint64_t hf_right_version(const HfRight *self) { return self ? self->version : 0; }
 int hf_right_complete(const HfRight *self) { return self ? self->complete : 0; }
 const char *hf_right_last_error(const HfRight *self) { return self ? self->error : ""; }
+
+#define HF_ARRAY_BYTES(a) ((uint64_t)(a).capacity * sizeof *(a).contents)
+#define HF_MAP_BYTES(m) ((uint64_t)(m).capacity * sizeof(HfMapSlot))
+
+uint64_t hf_right_bytes(const HfRight *self) {
+  if (self == NULL) return 0;
+  uint64_t block = (uint64_t)HF_RIGHT_BLOCK_STATES * (uint64_t)self->grammar->n_symbols *
+                   sizeof(int32_t);
+  return sizeof *self + HF_ARRAY_BYTES(self->items) + HF_MAP_BYTES(self->item_index) +
+         HF_MAP_BYTES(self->fwd) + HF_MAP_BYTES(self->bwd) +
+         (self->fwd_dense.size + self->bwd_dense.size) * block +
+         HF_ARRAY_BYTES(self->fwd_dense) + HF_ARRAY_BYTES(self->bwd_dense) +
+         HF_ARRAY_BYTES(self->from_head) + HF_ARRAY_BYTES(self->eps_start) +
+         HF_ARRAY_BYTES(self->eps_list) + HF_ARRAY_BYTES(self->reps_start) +
+         HF_ARRAY_BYTES(self->reps_list) + HF_ARRAY_BYTES(self->eps_pairs) +
+         HF_ARRAY_BYTES(self->final_flag) + HF_ARRAY_BYTES(self->agenda) +
+         HF_ARRAY_BYTES(self->stack) + HF_ARRAY_BYTES(self->mark) +
+         HF_ARRAY_BYTES(self->ctx_in) + HF_ARRAY_BYTES(self->ctx_out) +
+         HF_ARRAY_BYTES(self->grown);
+}
+
+/* The bytes an array's next growth by one element adds (hf__array_grow's doubling). */
+#define HF_ARRAY_GROWTH(a)                                                             \
+  ((a).size < (a).capacity ? 0                                                         \
+                           : ((a).capacity < 8 ? 8 : (a).capacity) * sizeof *(a).contents)
+
+/* The bytes a map's next reserve of one key adds while it rehashes: its new slots, the old
+ * ones still held (hf__map_grow doubles from 64). */
+static uint64_t hf_right__map_growth(const HfMap *m) {
+  if ((m->count + 1) * 2 <= m->capacity) return 0;
+  return (m->capacity ? 2 * m->capacity : 64) * sizeof(HfMapSlot);
+}
+
+/* Whether adding one item keeps the context within max_bytes (every buffer that may grow
+ * for it counted at its grown size); sets out_of_bytes when not. */
+static bool hf_right__room(HfRight *self) {
+  if (self->max_bytes == 0) return true;
+  uint64_t growth = HF_ARRAY_GROWTH(self->items) + HF_ARRAY_GROWTH(self->agenda) +
+                    hf_right__map_growth(&self->item_index);
+  if (!self->dense)
+    growth += hf_right__map_growth(&self->fwd) + hf_right__map_growth(&self->bwd);
+  if (growth == 0 || hf_right_bytes(self) + growth <= self->max_bytes) return true;
+  self->out_of_bytes = 1;
+  return false;
+}
 
 /* The first item of the fwd (p, x) or bwd (q, x) chain, or -1. */
 HF_INLINE int32_t hf_right__head(const HfRight *self, bool fwd, int32_t s, int32_t x) {
@@ -243,6 +291,7 @@ static bool hf_right__add(HfRight *self, int32_t p, int32_t x, int32_t q) {
       return true;
   }
   uint64_t key = hf_right__key(p, x, q);
+  if (!hf_right__room(self)) return false;
   if (!hf_map_reserve(&self->item_index, 1)) return false;
   HfMapSlot *slot = hf_map_probe(&self->item_index, key);
   if (slot->stamp == self->item_index.stamp) return true;
@@ -506,6 +555,8 @@ HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, si
   uint64_t max_items = limits && limits->max_items ? limits->max_items : HF_RIGHT_DEFAULT_ITEMS;
   HfVerdict verdict = HF_ERROR;
   self->steps = 0;
+  self->max_bytes = limits ? limits->max_bytes : 0;
+  self->out_of_bytes = 0;
 
   if (!hf_right__size_heads(self, n_states) ||
       !array_resize(&self->from_head, (size_t)n_states) ||
@@ -593,8 +644,9 @@ out_of_limits:
   if (verdict == HF_UNKNOWN) {
     self->complete = 0;
     snprintf(self->error, sizeof self->error,
-             "the closure ran out of its limits (%llu steps, %zu items)",
-             (unsigned long long)self->steps, self->items.size);
+             "the closure ran out of its limits (%llu steps, %zu items, %llu bytes)",
+             (unsigned long long)self->steps, self->items.size,
+             (unsigned long long)hf_right_bytes(self));
   }
   self->version++;
   return verdict;
@@ -602,6 +654,11 @@ out_of_limits:
 oom_ends:
   array_destroy(&ends);
 oom:
+  if (self->out_of_bytes) {
+    /* not out of memory: out of the memory it was allowed, like any other limit */
+    verdict = HF_UNKNOWN;
+    goto out_of_limits;
+  }
   self->complete = 0;
   snprintf(self->error, sizeof self->error, "out of memory");
   return HF_ERROR;

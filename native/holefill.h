@@ -30,7 +30,7 @@
  *
  * Memory: everything goes through hf_malloc / hf_realloc / hf_free (see hf_set_allocator).
  * hf_live_blocks() counts blocks currently allocated; it is zero once every object is
- * deleted.
+ * deleted; hf_live_bytes() counts their bytes.
  *
  * This header is also the cffi cdef: native/build.py strips the preprocessor lines below,
  * so the declarations must stay plain C (no macros, no #ifdef inside the API).
@@ -60,6 +60,13 @@ void hf_free(void *ptr);
 /* Number of blocks allocated through hf_malloc/hf_realloc and not yet freed. */
 int64_t hf_live_blocks(void);
 
+/* Bytes those blocks hold (as asked for; the allocator's own overhead not counted), and the
+ * most they held at once since the last hf_reset_peak_bytes (or the start).  Figures for
+ * measuring memory: a lost race between threads may leave the peak one block low. */
+int64_t hf_live_bytes(void);
+int64_t hf_peak_bytes(void);
+void hf_reset_peak_bytes(void);
+
 /* ---------------------------------------------------------------------------------------
  * Verdicts, limits, statistics.
  * ------------------------------------------------------------------------------------- */
@@ -86,6 +93,9 @@ typedef enum HfVerdict {
 typedef struct HfLimits {
   uint64_t max_steps;
   uint64_t max_items;
+  /* Bytes the object's buffers may hold at once, growth included (0: no limit).  Only
+   * hf_right_add keeps to it so far (see there); running out answers HF_UNKNOWN. */
+  uint64_t max_bytes;
 } HfLimits;
 
 /* Counters of the last hf_checker_run (all zero before the first run). */
@@ -250,16 +260,21 @@ void hf_right_delete(HfRight *self);
  * entries takes none later.
  *
  * Returns HF_YES when the closure is complete; HF_UNKNOWN when `limits` ran out first
- * (max_steps: combinations tried; max_items: triples kept, about 48 bytes each; defaults
- * 20,000,000 and 2,000,000), after which the context is incomplete for good and questions
- * answer UNKNOWN instead of NO; HF_ERROR for bad input or out of memory (message:
- * hf_right_last_error). */
+ * (max_steps: combinations tried; max_items: triples kept, 100 to 250 bytes each with their
+ * indexes (measured); defaults 20,000,000 and 2,000,000; max_bytes: what hf_right_bytes
+ * would say after the growth of a buffer that grows with the items, counting a rehashed
+ * table's old slots too, checked before each such growth; the buffers that grow with the
+ * states, a few bytes per state, are counted but not checked; default none), after which the
+ * context is incomplete for good and questions answer UNKNOWN instead of NO; HF_ERROR for
+ * bad input or out of memory (message: hf_right_last_error). */
 HfVerdict hf_right_add(HfRight *self, int32_t n_states, const int32_t *edges, size_t n_edges,
                        const int32_t *finals, size_t n_finals, const int32_t *entries,
                        size_t n_entries, const HfLimits *limits);
 
 int32_t hf_right_n_states(const HfRight *self);
 uint64_t hf_right_n_items(const HfRight *self);
+/* Bytes its buffers hold (capacities, not sizes: what it keeps allocated). */
+uint64_t hf_right_bytes(const HfRight *self);
 /* Bumped by every hf_right_add: parsers recompute what they derived from an older R. */
 uint64_t hf_right_version(const HfRight *self);
 /* 1 while every hf_right_add saturated within its limits. */

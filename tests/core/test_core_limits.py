@@ -8,7 +8,16 @@ from array import array
 
 import pytest
 
-from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar, live_blocks
+from holefill.check.core import (
+    CoreVerdict,
+    NativeChecker,
+    NativeGrammar,
+    NativeParser,
+    NativeRight,
+    live_blocks,
+    live_bytes,
+    peak_bytes,
+)
 from holefill.errors import CoreError
 
 # Terminals a=0, b=1, END=2; nonterminals S=3, X=4.
@@ -197,3 +206,52 @@ def test_weighted_epsilon_edges_are_valid_input() -> None:
     assert res.verdict == CoreVerdict.YES
     assert res.witness == [(1, 3)]
     assert res.stats["weight"] == 7
+
+
+def _closed_right(limit: int) -> tuple[object, CoreVerdict, int]:
+    """A right context over the 400-state NO instance (every span of X), built with
+    max_bytes=limit; with the most bytes the core held above its start during the add."""
+    right = NativeRight(ambiguous_grammar())
+    n, edges, _, finals = dense_nfa(400)
+    before = live_bytes()
+    peak_bytes(reset=True)
+    verdict = right.add(n, edges, finals, max_bytes=limit)
+    return right, verdict, peak_bytes() - before
+
+
+def test_a_right_context_that_reaches_its_memory_bound_answers_unknown_and_holds_no_more():
+    """Data: the ambiguous grammar's closure over dense_nfa(400) (about 80,000 triples,
+    7 MB). Unbounded it completes; with max_bytes a quarter of that it stops: UNKNOWN,
+    incomplete, and neither what it keeps nor what it held at its peak passes the bound."""
+    full, verdict, _ = _closed_right(0)
+    assert verdict == CoreVerdict.YES and full.complete
+    limit = full.bytes // 4
+    bounded, verdict, peak = _closed_right(limit)
+    assert verdict == CoreVerdict.UNKNOWN
+    assert not bounded.complete
+    assert bounded.bytes <= limit
+    assert peak <= limit
+
+
+def test_a_question_into_a_context_that_ran_out_of_memory_answers_unknown_never_no():
+    """Data: S -> X END with no END in the NFA: the complete context answers NO to "can the
+    empty input be completed through it"; the one stopped by its memory bound UNKNOWN."""
+    grammar = ambiguous_grammar()
+    full, _, _ = _closed_right(0)
+    bounded, _, _ = _closed_right(full.bytes // 4)
+    exits = [0, -1, 0]  # from the junction's only state, by nothing, into R's state 0
+    parser = NativeParser(grammar)
+    assert parser.query(full, 1, [], exits) == CoreVerdict.NO
+    assert parser.query(bounded, 1, [], exits) == CoreVerdict.UNKNOWN
+
+
+def test_live_bytes_count_what_a_context_holds_and_return_to_baseline():
+    """Data: one complete right context. The core's live bytes grow by at least what the
+    context reports holding, and fall back to where they were once it is deleted."""
+    gc.collect()
+    before = live_bytes()
+    right, _, _ = _closed_right(0)
+    assert live_bytes() - before >= right.bytes > 0
+    del right
+    gc.collect()
+    assert live_bytes() == before

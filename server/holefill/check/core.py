@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CoreResult", "CoreVerdict", "NativeCancel", "NativeChecker", "NativeGrammar",
            "NativeMunch",
-           "NativeParser", "NativeRight", "live_blocks"]
+           "NativeParser", "NativeRight", "live_blocks", "live_bytes", "peak_bytes"]
 
 _ERROR_CAP = 512
 _STAT_FIELDS = ("steps", "items", "finalized", "useful_states", "edges", "leaves", "weight")
@@ -63,6 +63,20 @@ class CoreResult:
 def live_blocks() -> int:
     """Blocks allocated by the native core and not yet freed (for leak tests)."""
     return int(lib.hf_live_blocks())
+
+
+def live_bytes() -> int:
+    """Bytes held by the native core's blocks now (all objects, all threads)."""
+    return int(lib.hf_live_bytes())
+
+
+def peak_bytes(reset: bool = False) -> int:
+    """The most bytes the native core held at once since the last reset (or the start);
+    `reset`: start a new measurement (the peak becomes what is held now) after reading."""
+    got = int(lib.hf_peak_bytes())
+    if reset:
+        lib.hf_reset_peak_bytes()
+    return got
 
 
 def _int32_array(values: Iterable[int] | array) -> array:
@@ -165,8 +179,13 @@ class NativeCancel:
         self.ctx = ffi.NULL if self._handle is None else self._handle
 
     def raise_pending(self) -> None:
-        if self.state[1] is not None:
-            raise self.state[1]
+        """Raises what the check raised, once: the exception is not kept here (its
+        traceback holds the frames of the whole request, engines and charts included, and
+        this object sits in those frames: a cycle that kept hundreds of MB of native memory
+        until the garbage collector's next full pass)."""
+        pending, self.state[1] = self.state[1], None
+        if pending is not None:
+            raise pending
 
 
 class NativeChecker:
@@ -277,6 +296,11 @@ class NativeRight:
         return int(lib.hf_right_n_items(self._ptr))
 
     @property
+    def bytes(self) -> int:
+        """What its buffers hold (hf_right_bytes): the memory a cache of contexts keeps."""
+        return int(lib.hf_right_bytes(self._ptr))
+
+    @property
     def complete(self) -> bool:
         return bool(lib.hf_right_complete(self._ptr))
 
@@ -287,15 +311,17 @@ class NativeRight:
 
     def add(self, n_states: int, edges: Any, finals: Iterable[int],
             entries: Iterable[int] = (), *, max_steps: int = 0,
-            max_items: int = 0) -> CoreVerdict:
+            max_items: int = 0, max_bytes: int = 0) -> CoreVerdict:
         """Grows to n_states states with `edges` (leaving only the new states) and `finals`;
-        YES when the closure is complete, UNKNOWN when a limit ran out. `entries` (first
-        call only): where questions enter; turns the context filter on (hf_right_add)."""
+        YES when the closure is complete, UNKNOWN when a limit ran out (`max_bytes`: what
+        the context may hold, growth included; 0: no limit). `entries` (first call only):
+        where questions enter; turns the context filter on (hf_right_add)."""
         flat = _edge_array(edges)
         final_arr = _int32_array(finals)
         entry_arr = _int32_array(entries)
         self._limits.max_steps = max_steps
         self._limits.max_items = max_items
+        self._limits.max_bytes = max_bytes
         verdict = lib.hf_right_add(self._ptr, n_states, ffi.from_buffer("int32_t[]", flat),
                                    len(flat) // 4, ffi.from_buffer("int32_t[]", final_arr),
                                    len(final_arr), ffi.from_buffer("int32_t[]", entry_arr),

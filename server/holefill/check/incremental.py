@@ -75,6 +75,15 @@ SHARED_RIGHT = True
 RIGHT_MAX_ITEMS = 1_500_000
 RIGHT_MAX_STEPS = 30_000_000
 PARSER_MAX_STEPS = 5_000_000
+# What one right context may hold (hf_right_bytes, growth included). Several holes close
+# together make the closure explode (each hole reads as any text): in the LSP soak a
+# 400-character file with 6 to 16 holes took 180-300 MB per context before its item limit
+# stopped it, only to fall back; a useful context measured 92 MB at most (3 holes in a
+# 2,000-line Python file; one hole: 11 MB). Past it the check falls back, as for the others.
+RIGHT_MAX_BYTES = 128 << 20
+# What an engine keeps of the right contexts it is not using now (older holes' and texts'):
+# a fill of 12 holes kept up to 8 contexts of up to RIGHT_MAX_BYTES each.
+KEPT_RIGHTS_BYTES = 64 << 20
 
 _VERDICT = {CoreVerdict.YES: Verdict.YES, CoreVerdict.NO: Verdict.NO,
             CoreVerdict.UNKNOWN: Verdict.UNKNOWN, CoreVerdict.CANCELLED: Verdict.UNKNOWN}
@@ -350,6 +359,11 @@ class RightContext:
         got = {id(e[0]): e[0] for e in self.entries.values() if e is not None}
         return list(got.values())
 
+    def native_bytes(self) -> int:
+        """What its native contexts hold, the retired ones (still held) included."""
+        return sum(n.bytes for n in {id(n): n for n in [*self.natives(), *self.retired]}
+                   .values())
+
     def _grow(self, raw_state: int, key: object) -> tuple[NativeRight, int] | None:
         """The shared context grown by one entry (see the class docstring)."""
         try:
@@ -400,7 +414,7 @@ class RightContext:
         try:
             verdict = self._native.add(n_states, edges, finals, entries,
                                        max_steps=self.limits.right_steps,
-                                       max_items=RIGHT_MAX_ITEMS)
+                                       max_items=RIGHT_MAX_ITEMS, max_bytes=RIGHT_MAX_BYTES)
         except BaseException:
             self._retire()
             raise
@@ -432,7 +446,8 @@ class RightContext:
             start = nfa.starts[0]
         right = NativeRight(self.grammar)  # type: ignore[arg-type]
         verdict = right.add(nfa.n_states, nfa.edges, nfa.finals, [start],
-                            max_steps=self.limits.right_steps, max_items=RIGHT_MAX_ITEMS)
+                            max_steps=self.limits.right_steps, max_items=RIGHT_MAX_ITEMS,
+                            max_bytes=RIGHT_MAX_BYTES)
         if verdict is not CoreVerdict.YES:
             raise Fallback("the right context's closure ran out of its budget")
         return right, start
@@ -673,9 +688,20 @@ class IncrementalCheck:
         if got is None:
             if len(self.rights) >= 8:
                 self._drop(self.rights.pop(next(iter(self.rights))))
+            self.trim(KEPT_RIGHTS_BYTES)
             got = self.rights[key] = RightContext(self.terms, self.grammar, after, sites,
                                                   self.limits, self.budget, self.shared)
         return got
+
+    def native_bytes(self) -> int:
+        """What its right contexts hold (the parser's tables are small beside them)."""
+        return sum(r.native_bytes() for r in self.rights.values())
+
+    def trim(self, limit: int) -> None:
+        """Drops the oldest right contexts until those kept hold at most `limit` bytes; the
+        ones dropped are built again when asked."""
+        while self.rights and self.native_bytes() > limit:
+            self._drop(self.rights.pop(next(iter(self.rights))))
 
     def _strict_mode_off(self) -> None:
         """The known text indents by other steps than the unit: as the classic check does,
