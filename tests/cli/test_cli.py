@@ -61,7 +61,7 @@ def test_check_says_where_no_filling_can_repair(tmp_path):
 
 @pytest.mark.parametrize(("name", "before", "after"), [
     ("crlf.py", b"x = 1\r\nif x:\r\n    y = ", b"\r\n\r\nprint(y)"),
-    ("latin1.py", b"# coding: latin-1\ns = '\xe9'\nt = [", b"]\n"),
+    ("latin1.py", b"# coding: latin-1\ns = '\xe9'\nt = [", b" / 2]\n"),
 ], ids=["crlf", "latin1"])
 def test_check_prints_the_file_with_its_own_bytes_outside_the_holes(tmp_path, name, before,
                                                                    after):
