@@ -110,3 +110,23 @@ def test_a_cancel_stops_the_layout_product_alone_within_a_few_thousand_steps(nat
     with pytest.raises(BudgetExhausted, match="cancelled"):
         lexer._product(chunks, raw, indent_unit(chunks), budget=budget)
     assert budget.spent < 100_000
+
+
+def test_a_cancel_raised_inside_a_native_stage_is_raised_once_and_not_kept():
+    """What the cancel callback raised comes back once, after the C call, and the poll
+    keeps no reference to it: its traceback holds the request's frames (engines and their
+    native memory), which stayed alive until a full garbage collection."""
+    from holefill.check.core import NativeCancel, lib
+
+    class Stop(Exception):
+        pass
+
+    def check() -> bool:
+        raise Stop("stop")
+
+    poll = NativeCancel(check)
+    assert lib._hf_cancel_trampoline(poll.ctx) == 1  # what a native stage's poll calls
+    with pytest.raises(Stop):
+        poll.raise_pending()
+    assert poll.state[1] is None
+    poll.raise_pending()  # nothing left to raise
