@@ -242,8 +242,11 @@ async def test_a_cancelled_fill_stops_and_the_next_request_is_served(client):
     last = [_progress_point(r) for r in reports if isinstance(r, types.WorkDoneProgressReport)]
     hole, tokens = last[-1]
     # the model thread stops at its next token after the cancel arrives; the reports the
-    # client saw lag behind it by the tokens generated while they and the cancel travelled
-    assert hole == at_cancel[0] and tokens <= at_cancel[1] + 8
+    # client saw lag behind it by the tokens generated while they and the cancel travelled,
+    # and a short filling may end in that time, so the next hole may have begun
+    same_hole = hole == at_cancel[0] and tokens <= at_cancel[1] + 8
+    next_hole = hole == at_cancel[0] + 1 and tokens <= 8
+    assert same_hole or next_hole, (at_cancel, (hole, tokens))
     # the model thread is free again: a small request is served (one on the 12-hole document
     # itself may take longer than an inline completion's deadline on a loaded machine)
     small = open_doc(client, "y = \n")
