@@ -17,7 +17,7 @@ import pytest
 from tests.check.test_window import MEDIUM, modules, parses
 
 from holefill import Checker, Verdict
-from holefill.check.segments import Segment, split_segments
+from holefill.check.segments import MAX_SCAN, Segment, split_segments
 from holefill.datasets import cut, random_spans
 
 FRAGMENTS = ["", "x", "pass", "\n", ")", "(", "'''", '"', "#", "\\\n", ":", "]", "@d\n",
@@ -32,7 +32,7 @@ def checker() -> Checker:
 
 def segments_of(checker: Checker, chunks: list[str]) -> list[Segment]:
     return split_segments("python", checker.lexer.reference, chunks,
-                          list(checker.anchors(chunks).sites))
+                          list(checker.anchors(chunks).sites), checker.adjacent)
 
 
 def joined(segments: list[Segment]) -> list[str]:
@@ -84,6 +84,53 @@ def test_no_cut_inside_a_string_the_hole_may_lie_in(checker):
     reading."""
     chunks = ['s = """', '\nx = 1\ndef g():\n    pass\n"""\ny = 2\n', "\nz = 3\n"]
     assert len(segments_of(checker, chunks)) == 1
+
+
+def test_a_hole_in_a_docstring_leaves_the_definitions_after_the_docstring_cut(checker):
+    """The cursor in a docstring: read as code, the rest of it puts two names side by side,
+    which no filling can keep, so only the docstring's own reading counts."""
+    chunks = ['def f():\n    """Return the', ' sum of the values.\n\n    More words.\n    """\n'
+              '    return 1\n\n\ndef g(y):\n    z = ', '\n    return z\n']
+    segs = segments_of(checker, chunks)
+    assert [seg.holes for seg in segs] == [range(0, 1), range(1, 2)]
+    assert segs[1].chunks[0].startswith("def g(y):")
+    assert joined(segs) == chunks
+    # without the grammar's pairs, the code reading (its closing quotes open a string that
+    # runs on past `def g`) keeps the text in one piece
+    sites = list(checker.anchors(chunks).sites)
+    assert len(split_segments("python", checker.lexer.reference, chunks, sites)) == 1
+
+
+def test_lexemes_after_one_that_runs_past_the_text_read_rule_out_nothing(checker):
+    """A cut is looked for in the first MAX_SCAN characters: a lexeme whose run reaches the
+    end of what is read (g's docstring here) is unknown, and so is where every lexeme after
+    it starts. Read as decided, `Doc string` after the cut-off quotes looked like two names
+    side by side and made the document's own reading look impossible."""
+    head = " sum of the values.\n"
+    tail = ('    """\n    return 1\n\n\ndef g(y):\n    """Doc string that runs on, '
+            + "and on, " * 20 + '\n    """\n    z = ')
+    at = tail.index("def g")
+    pad = "    More words.\n" * ((MAX_SCAN - len(head) - at) // 16)
+    chunks = ['def f():\n    """Return the', head + pad + tail, "\n    return z\n"]
+    keyword = len(head + pad) + at
+    quotes = chunks[1].index('"""Doc')
+    assert keyword <= MAX_SCAN and quotes < MAX_SCAN + 64 < chunks[1].index('"""', quotes + 3)
+    segs = segments_of(checker, chunks)
+    assert [seg.holes for seg in segs] == [range(0, 1), range(1, 2)]
+    assert segs[1].chunks[0].startswith("def g(y):")
+
+
+def test_a_top_level_statement_before_the_definition_ends_the_segment(checker):
+    chunks = ["x = ", "\nLIMIT = 10\n\n\ndef g(y):\n    z = ", "\n    return z\n"]
+    segs = segments_of(checker, chunks)
+    assert [seg.holes for seg in segs] == [range(0, 1), range(1, 2)]
+    assert segs[1].chunks[0].startswith("def g(y):")
+
+
+def test_no_cut_after_a_decorator_a_blank_line_keeps_apart(checker):
+    chunks = ["x = 1\n", "\ny = 2\n@cache\n\ndef g():\n    pass\n", ""]
+    assert len(segments_of(checker, chunks)) == 1
+    assert parses("@cache\n\ndef g():\n    pass\n")
 
 
 @pytest.mark.parametrize("chunks", [

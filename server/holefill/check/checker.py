@@ -7,12 +7,15 @@ Data flows one way: chunks -> lexeme NFA (holefill.lexing) -> native emptiness c
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+import numpy as np
 
 from holefill.budget import Budget, BudgetExhausted
 from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar
@@ -143,6 +146,14 @@ class Checker:
         self.lexer: PartialLexer = lexer or GenericLexer(compiled)
         self._native = NativeChecker(NativeGrammar.from_normal(compiled.grammar))
         self._lock = threading.Lock()
+
+    @functools.cached_property
+    def adjacent(self) -> np.ndarray:
+        """[a, b]: terminal b can follow terminal a in a sentence
+        (holefill.grammar.adjacency)."""
+        from holefill.grammar.adjacency import adjacent_terminals
+
+        return adjacent_terminals(self.compiled.grammar)
 
     @classmethod
     def for_language(cls, language: str) -> Checker:

@@ -19,12 +19,17 @@ A *cut* is a line start p in the fixed text strictly between two holes (a chunk 
   before p is fixed and no backslash continues it;
 - the line at p starts at column 0 with the keyword `def`, `async def` or `class` followed by
   fixed text, or with a run of one-line decorators (`@` at column 0) right above such a line;
-- both reference readings of c_j (maximal munch from alpha_s and from alpha_c) reach p and
-  the keyword at lexeme boundaries without an error character and read the keyword there,
-  and the decorators close every bracket they open;
-- in both readings the last line of code before p (blank lines and comments skipped) lies
-  after the hole's own line, is indented, begins with a lexeme of its own (not the rest of
-  a string), closes no bracket it did not open and continues no line: a line of a body.
+- every *possible* reference reading of c_j (maximal munch from alpha_s and from alpha_c)
+  reaches p and the keyword at lexeme boundaries without an error character and reads the
+  keyword there, and the decorators close every bracket they open. A reading is impossible
+  when a part of it that the fixed text decides (the lexeme's run died before the text read
+  ends) holds an error character, or two lexemes of code on one line with only blanks
+  between them that no sentence of the grammar puts side by side
+  (holefill.grammar.adjacency): the rest of a docstring read as code, `sum of the values`.
+  When no reading is possible, both count;
+- in those readings the last line of code before p (blank lines and comments skipped) lies
+  after the hole's own line, begins with a lexeme of its own (not the rest of a string)
+  that is not a decorator's `@`, closes no bracket it did not open and continues no line.
 
 The text is split at every cut into segments; each is a text with holes of its own (the first
 starts with the document, the last ends with it), its anchor sites those of the document
@@ -41,13 +46,17 @@ absorb), so the document's lexemes are A's followed by B's; the rule for c_j con
 positions before p, which A's check enforces, and B's sites are the document's.
 
 Completeness (a cut refuses nothing the document allows): in a valid filling that keeps the
-reading, the lexing has a boundary at alpha_s or alpha_c and is maximal munch from there, so
-it reads the keyword at column 0 after an unescaped line break. A statement keyword cannot
-stand inside brackets, and the decorators above it close what they open, so p is at bracket
-depth 0 at the start of a logical line: a top-level statement starts there. The line of
-code before it is a body line, not a decorator (a decorator must be followed by its
-definition, and an indented line after one is an error): so the statements before p are
-A's, whole, and parse alone, and those from p on are B's. (Without a line of code between
+reading, the lexing has a boundary at alpha_s or alpha_c and is maximal munch from there,
+the reading from that point, which is possible: its decided lexemes are the filling's, and
+a valid filling has no error character and only neighbours the grammar allows on a line (the
+layout adds no terminal between two lexemes of one line). So it reads the keyword at column
+0 after an unescaped line break. A statement keyword cannot stand inside brackets, and the
+decorators above it close what they open, so p is at bracket depth 0 at the start of a
+logical line: a top-level statement starts there. The last line of code L before it closes
+no bracket it did not open, so it starts at depth 0 too, after an unescaped line break: L
+starts a logical line, which ends before p, and it is no decorator (no `@`; and a decorator
+is followed by its definition): so the statements before p are A's, whole, and parse alone,
+and those from p on are B's. (Without a line of code between
 the hole and p, `@cache` typed into the hole could decorate the fixed definition; a
 decorator whose brackets a hole opens is refused by the bracket rule.)
 
@@ -63,6 +72,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from holefill.lexing.anchors import ERROR, ReferenceLexer, Site
 
@@ -89,11 +100,12 @@ class Segment:
 
 
 def split_segments(language: str, reference: ReferenceLexer | None, chunks: Sequence[str],
-                   sites: Sequence[Site]) -> list[Segment]:
+                   sites: Sequence[Site], adjacent: np.ndarray | None = None) -> list[Segment]:
     """The segments of `chunks` (the user's document, a hole between each pair of chunks)
     with `sites` its anchor sites (empty: the plain semantics, no readings to keep). One
     segment (the whole document) for other languages than Python, C and C++, and for one
-    hole."""
+    hole. `adjacent`: the grammar's adjacent terminals (Checker.adjacent), which let Python
+    cuts set aside readings no filling can have."""
     whole = [Segment(0, tuple(chunks), tuple(sites))]
     if len(chunks) < 3 or reference is None or not sites:
         return whole
@@ -101,7 +113,8 @@ def split_segments(language: str, reference: ReferenceLexer | None, chunks: Sequ
     if language == "python":
         by_chunk = {s.chunk: s for s in sites}
         cuts = {j: (p, "") for j in range(1, len(chunks) - 1)
-                if (p := find_cut(reference, chunks[j], by_chunk.get(j), True)) is not None}
+                if (p := find_cut(reference, chunks[j], by_chunk.get(j), True, adjacent))
+                is not None}
     elif language in ("c", "cpp"):
         from holefill.check.segments_brace import brace_cuts
 
@@ -140,10 +153,12 @@ def split_at(chunks: Sequence[str], sites: Sequence[Site],
     return out
 
 
-def find_cut(ref: ReferenceLexer, chunk: str, site: Site | None, anchored: bool) -> int | None:
+def find_cut(ref: ReferenceLexer, chunk: str, site: Site | None, anchored: bool,
+             adjacent: np.ndarray | None = None) -> int | None:
     """The first cut in `chunk` (fixed text between two holes, with its anchor site), or
     None. Without anchors (`anchored` False) the plain semantics lets a hole's lexeme run
-    over any fixed text, so no position is sure to start a statement: no cut."""
+    over any fixed text, so no position is sure to start a statement: no cut. `adjacent`
+    (holefill.grammar.adjacency) rules out readings no valid filling has."""
     if not anchored or site is None or site.passes or site.base:
         return None
     points = [x for x in (site.alpha_s, site.alpha_c) if x is not None]
@@ -151,7 +166,7 @@ def find_cut(ref: ReferenceLexer, chunk: str, site: Site | None, anchored: bool)
         return None
     low = max(points)  # (rho bounds a comment from before, which ends at its line anyway)
     hole_line = chunk.find("\n")
-    cls = None
+    readings: list[_PartReading] | None = None
     for m in _DEFINITION.finditer(chunk, max(0, low - 1)):
         keyword = m.start() + 1
         if keyword > MAX_SCAN:
@@ -159,12 +174,22 @@ def find_cut(ref: ReferenceLexer, chunk: str, site: Site | None, anchored: bool)
         p = _decorators_above(chunk, keyword)
         if p <= low or _continued(chunk, p - 1):
             continue
-        cls = cls if cls is not None else ref.classes(chunk[: min(len(chunk), MAX_SCAN + 64)])
+        if readings is None:
+            readings = _possible_readings(ref, chunk, points, adjacent)
         word = len(m.group(1).split()[0])  # `async` starts the lexeme of `async def`
-        if all(_reading_cuts(ref, chunk, cls, start, p, keyword, word, hole_line)
-               for start in points):
+        if all(r.cuts(p, keyword, word, hole_line) for r in readings):
             return p
     return None
+
+
+def _possible_readings(ref: ReferenceLexer, chunk: str, points: Sequence[int],
+                       adjacent: np.ndarray | None) -> list[_PartReading]:
+    """The readings of `chunk` from its anchor points that a valid filling may have (all of
+    them when none may: the cut then refuses nothing either way)."""
+    limit = min(len(chunk), MAX_SCAN + 64)
+    readings = [_PartReading(ref, chunk, start, limit) for start in points]
+    possible = [r for r in readings if r.possible(adjacent)]
+    return possible or readings
 
 
 def _decorators_above(text: str, keyword: int) -> int:
@@ -188,47 +213,97 @@ def _continued(text: str, newline: int) -> bool:
 
 
 _OPEN, _CLOSE = "([{", ")]}"
+_OPEN_CODES = np.array([ord(c) for c in _OPEN], dtype=np.uint32)
+_CLOSE_CODES = np.array([ord(c) for c in _CLOSE], dtype=np.uint32)
+_LINE_BREAKS = np.array([ord("\n"), ord("\r")], dtype=np.uint32)
 
 
-def _reading_cuts(ref: ReferenceLexer, chunk: str, cls: Sequence[int], start: int, p: int,
-                  keyword: int, word: int, hole_line: int) -> bool:
-    """Whether the reading of `chunk` by maximal munch from `start` makes p the start of a
-    top-level statement in every valid filling (see the module docstring): it reaches p and
-    `keyword` at lexeme boundaries without an error character, reads the keyword there, the
-    decorators from p on close every bracket they open, and the last line of code before p
-    is an indented line after the hole's own, that begins with its own lexeme, closes no
-    bracket it did not open and continues no line (a body line, which no decorator
-    precedes)."""
-    real: list[tuple[int, int]] = []  # (start, end) of the lexemes of code before `keyword`
-    for a, b, lab in ref.lex(cls, start):
-        if lab == ERROR or a > keyword:
+class _PartReading:
+    """The reading of `chunk[start:limit]` by maximal munch (positions of the chunk), and
+    what the cut conditions ask of it. A lexeme is *decided* when its run and the runs of
+    all lexemes before it died inside the text read: any filling whose lexing has a boundary
+    at `start` has it, since fixed text is read from there by the same deterministic munch
+    (holefill.lexing.anchors)."""
+
+    def __init__(self, ref: ReferenceLexer, chunk: str, start: int, limit: int) -> None:
+        self.chunk, self.limit = chunk, limit
+        got = ref.part_reading(chunk[start:limit]) if start < limit else None
+        empty = np.zeros(0, dtype=np.int64)
+        self.starts = got.starts + start if got is not None else empty
+        self.ends = got.ends + start if got is not None else empty
+        self.labels = got.labels if got is not None else empty
+        # a lexeme after an undecided one starts where that one ends: undecided too
+        ran_out = np.flatnonzero(got.scans + start >= limit) if got is not None else empty
+        self.decided = np.arange(len(self.starts)) < (ran_out[0] if len(ran_out)
+                                                       else len(self.starts))
+        self.blank = np.isin(self.labels, list(ref.blank))
+        real = (self.labels != ERROR) & ~self.blank & ~np.isin(self.labels,
+                                                               list(ref.comment_like))
+        self.real = np.flatnonzero(real)  # indexes of the lexemes of code
+        self.real_starts = self.starts[self.real]
+        errors = np.flatnonzero(self.labels == ERROR)
+        self.first_error = int(self.starts[errors[0]]) if len(errors) else limit
+        codes = np.frombuffer(chunk[:limit].encode("utf-32-le", "surrogatepass"),
+                              dtype=np.uint32)
+        self.codes = codes
+        one = (self.ends[self.real] - self.real_starts) == 1
+        first_codes = codes[self.real_starts] if len(self.real) else codes[:0]
+        opens = one & np.isin(first_codes, _OPEN_CODES)
+        closes = one & np.isin(first_codes, _CLOSE_CODES)
+        # bracket depth after each lexeme of code, counted from the reading's start
+        self.depth = np.cumsum(opens.astype(np.int64) - closes.astype(np.int64))
+
+    def possible(self, adjacent: np.ndarray | None) -> bool:
+        """False when no valid filling has this reading: a decided error character, or two
+        decided lexemes of code on one line, with only blanks between them, that the grammar
+        never puts side by side."""
+        if np.any((self.labels == ERROR) & self.decided):
             return False
-        if a == keyword:
-            if b != keyword + word:
-                return False
-            break
-        if lab not in ref.blank and lab not in ref.comment_like:
-            real.append((a, b))
-    else:
-        return False
-    starts = {a for a, _ in real}
-    if p != keyword and (p not in starts or not _balanced(chunk, real, p, keyword)):
-        return False
-    before = [(a, b) for a, b in real if a < p]
-    if not before:
-        return False
-    line = chunk.rfind("\n", 0, before[-1][0]) + 1
-    first = line + len(chunk[line:]) - len(chunk[line:].lstrip(" \t"))
-    return (line > hole_line >= 0 and first > line and first in starts
-            and not _continued(chunk, line - 1) and _balanced(chunk, real, line, p))
+        if adjacent is None or len(self.real) < 2:
+            return True
+        i, k = self.real[:-1], self.real[1:]
+        breaks = np.concatenate([[0], np.cumsum(np.isin(self.codes, _LINE_BREAKS))])
+        blanks = np.concatenate([[0], np.cumsum(self.blank)])
+        same_line = breaks[self.ends[i]] == breaks[self.starts[k]]
+        only_blanks = blanks[k] - blanks[i + 1] == k - i - 1
+        decided = self.decided[i] & self.decided[k]
+        apart = ~adjacent[self.labels[i], self.labels[k]]
+        return not np.any(same_line & only_blanks & decided & apart)
 
+    def cuts(self, p: int, keyword: int, word: int, hole_line: int) -> bool:
+        """Whether this reading makes p the start of a top-level statement in every valid
+        filling that has it (see the module docstring): it reaches p and `keyword` at lexeme
+        boundaries without an error character, reads the keyword there, the decorators from
+        p on close every bracket they open, and the last line of code before p is an
+        indented line after the hole's own, that begins with its own lexeme, closes no
+        bracket it did not open and continues no line (a body line, which no decorator
+        precedes)."""
+        k = int(np.searchsorted(self.starts, keyword))
+        if (k == len(self.starts) or int(self.starts[k]) != keyword
+                or int(self.ends[k]) != keyword + word or self.first_error < keyword):
+            return False
+        if p != keyword and (not self._starts_code(p) or not self._balanced(p, keyword)):
+            return False
+        before = int(np.searchsorted(self.real_starts, p))
+        if before == 0:
+            return False
+        chunk = self.chunk
+        line = chunk.rfind("\n", 0, int(self.real_starts[before - 1])) + 1
+        first = line
+        while first < len(chunk) and chunk[first] in " \t":
+            first += 1
+        return (line > hole_line >= 0 and not chunk.startswith("@", first)
+                and self._starts_code(first)
+                and not _continued(chunk, line - 1) and self._balanced(line, p))
 
-def _balanced(chunk: str, real: list[tuple[int, int]], lo: int, hi: int) -> bool:
-    """The lexemes of code in [lo, hi) close no bracket they did not open."""
-    depth = 0
-    for a, b in real:
-        if lo <= a < hi and b - a == 1:
-            depth += (chunk[a] in _OPEN) - (chunk[a] in _CLOSE)
-            if depth < 0:
-                return False
-    return True
+    def _starts_code(self, pos: int) -> bool:
+        k = int(np.searchsorted(self.real_starts, pos))
+        return k < len(self.real_starts) and int(self.real_starts[k]) == pos
+
+    def _balanced(self, lo: int, hi: int) -> bool:
+        """The lexemes of code in [lo, hi) close no bracket they did not open."""
+        a, b = np.searchsorted(self.real_starts, [lo, hi])
+        if a >= b:
+            return True
+        base = int(self.depth[a - 1]) if a > 0 else 0
+        return int(self.depth[a:b].min()) >= base

@@ -294,7 +294,8 @@ def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings
     window = find_window(language, chunks)
     sites = list(checker.anchors(window.apply(chunks)).sites) if settings.anchored else []
     if language == "python" and settings.segmented:
-        segments = split_segments(language, checker.lexer.reference, chunks, sites)
+        segments = split_segments(language, checker.lexer.reference, chunks, sites,
+                                  checker.adjacent)
     if len(segments) < 2:
         return [(Segment(0, tuple(chunks), tuple(sites)), constraint(chunks, window))]
     return [(seg, constraint(seg.chunks, find_window(language, seg.chunks)))

@@ -122,14 +122,21 @@ class ReferenceLexer:
         self.comment_like = frozenset(i for i, t in enumerate(terminals)
                                       if t.ignored and i not in self.blank)
         self._tables: tuple[np.ndarray, np.ndarray] | None = None  # for long texts
-        self._relexer = Relexer(self.classes, dfa.munch, error_terms,
-                                native_reader(dfa, error_terms, len(terminals)))
+        native = native_reader(dfa, error_terms, len(terminals))
+        self._relexer = Relexer(self.classes, dfa.munch, error_terms, native)
+        # readings of parts of a document (holefill.check.segments), kept apart from the
+        # documents' own so neither pushes the other's out of its recent readings
+        self._parts = Relexer(self.classes, dfa.munch, error_terms, native)
 
     def reading(self, text: str) -> Reading:
         """The lexemes of all of `text` from its start (as `lex`), re-read only where it
         differs from a recent text (holefill.lexing.relex): typing along re-reads a few
         lexemes of a large file, not the file."""
         return self._relexer.read(text)
+
+    def part_reading(self, text: str) -> Reading:
+        """`reading` for a part of a document (a chunk from an anchor point)."""
+        return self._parts.read(text)
 
     def classes(self, text: str) -> list[int]:
         if len(text) > LONG_TEXT:  # numpy: a 145,000-character chunk took 10 ms one by one
