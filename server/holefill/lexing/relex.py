@@ -205,10 +205,24 @@ def text_classes(boundaries: np.ndarray, ascii_classes: np.ndarray, text: str) -
 
 
 def native_reader(dfa: Any, error_terms: frozenset[int], n_labels: int) -> NativeReader:
-    """The C reader of one lexer DFA (holefill.grammar.tables.LexerDFA)."""
+    """The C reader of one lexer DFA (holefill.grammar.tables.LexerDFA), built once per DFA:
+    flattening the tables took 1.3 ms, and every engine's layout lexer asks for one."""
     from holefill.check.core import NativeMunch
 
-    return NativeReader(NativeMunch(dfa, error_terms, n_labels), *class_tables(dfa.boundaries))
+    key = (id(dfa), error_terms, n_labels)
+    with _READERS_LOCK:
+        got = _READERS.get(key)
+    if got is not None and got[0] is dfa:
+        return got[1]
+    reader = NativeReader(NativeMunch(dfa, error_terms, n_labels), *class_tables(dfa.boundaries))
+    with _READERS_LOCK:
+        _READERS[key] = (dfa, reader)  # the DFA is kept: its id is not reused
+    return reader
+
+
+# the readers built so far, by DFA (a few: one or two per language)
+_READERS: dict[tuple[int, frozenset[int], int], tuple[Any, NativeReader]] = {}
+_READERS_LOCK = threading.Lock()
 
 
 def _nearest(recent: Sequence[Reading], text: str) -> tuple[Reading | None, int, int]:
