@@ -306,6 +306,29 @@ def test_aliases_get_the_python_rule_and_texts_without_holes_the_whole_text():
         find_window("cobol", py)
 
 
+def test_heads_and_tails_parsed_by_blocks_get_the_verdict_of_ast_parse():
+    """Long heads and tails are parsed block by block (holefill.check.window._blocks); the
+    verdict is ast.parse's on the whole text: random cut points of standard-library modules
+    (most fall inside a statement, a string or brackets), and a text whose block borders
+    lie inside a string."""
+    from holefill.check import window
+
+    rng = random.Random(7)
+    blocked = 0
+    for _, text in modules(tuple(MEDIUM)):
+        for _ in range(12):
+            s = rng.randrange(len(text))
+            for part in (text[:s], text[s:]):
+                assert (window._parse_error_line(part) is None) == parses(part)
+                blocked += len(part) >= window.BLOCKS_FROM and len(window._blocks(part)) > 1
+    assert blocked >= 20
+    defs = "".join(f"def f{i}(x):\n    return x\n" for i in range(800))
+    inside = 's = """\n' + defs + '"""\n'
+    assert len(inside) >= window.BLOCKS_FROM and len(window._blocks(inside)) > 1
+    assert window._parse_error_line(inside) is None
+    assert window._parse_error_line(inside[:-4]) is not None  # the string left open
+
+
 def test_apply_after_insertions_and_after_closing_holes():
     src = ("import os\n\ndef f():\n    pass\n    a = <|hole|>\n    b = <|hole|>\n\n"
            "def g():\n    pass\n")
