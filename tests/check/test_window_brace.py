@@ -298,6 +298,31 @@ def test_typing_into_the_hole_keeps_the_head_of_the_text_before_it():
     assert brace_head("cpp", far) == far.index("int typing4")  # too far: searched
 
 
+def test_the_head_of_a_part_of_a_parsed_document_is_read_off_its_parse(monkeypatch):
+    """A segment's text before its hole is a part of the request's document, which its cuts
+    parsed: the head search takes the piece starts from that tree (no parse of its own) and
+    finds the head a parse of its own finds."""
+    from holefill.check import reparse, window_brace
+
+    doc = "".join(FUNC.format(k=k) for k in range(1000))
+    hole = doc.index(" + 700;")
+    later = doc.index("int f800(")
+    first = doc[doc.index("int f100("): hole]  # from a declaration on, as a segment's
+    assert len(first) >= window_brace.HOLDER_MIN_CHARS
+    window_brace.forget()
+    own = window_brace._searched_head("cpp", first)
+    window_brace.forget()
+    window_brace.document_source("cpp", doc[:hole] + doc[later:])
+    window_brace._searched_head.cache_clear()
+    parsed: list[int] = []
+    real = reparse.parse
+    monkeypatch.setattr(reparse, "parse", lambda lang, data: parsed.append(len(data))
+                        or real(lang, data))
+    assert window_brace._searched_head("cpp", first) == own == first.index("int f700(")
+    assert parsed == []
+    window_brace.forget()
+
+
 # --- JSON ---------------------------------------------------------------------------------------
 
 DOC = ('{\n  "a": [\n    1,\n    {"b": <|hole|>},\n    3, 4, 5, 6, 7, 8, 9\n  ],\n'

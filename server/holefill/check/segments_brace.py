@@ -99,7 +99,7 @@ from holefill.check.window_brace import (
     _accepts,
     _clean_line_start,
     _piece_starts,
-    _source,
+    document_source,
 )
 from holefill.lexing.anchors import ReferenceLexer, Site
 from holefill.lexing.guard import guard
@@ -120,7 +120,7 @@ def brace_cuts(language: str, ref: ReferenceLexer, chunks: Sequence[str],
         offsets.append(offsets[-1] + len(c))
     text = "".join(chunks)
     stop = offsets[-1]  # candidates lie before the last hole
-    starts = [*_piece_starts(_source(language, text)), len(text)]
+    starts = [*_piece_starts(document_source(language, text)), len(text)]
     heads = [(b, e) for b, e in zip(starts, starts[1:], strict=False)
              if _column0_code(text, b)]
     tops = [(b, e) for b, e in heads if b < stop]
