@@ -149,6 +149,22 @@ def test_text_that_cannot_be_completed_is_no(checker):
         assert eng.verdict([chunks[0] + good, chunks[1]], sites) is Verdict.YES, good
 
 
+def test_an_indentation_step_met_after_the_hole_does_not_send_checks_to_the_classic(checker):
+    """The text after the hole indents by 8 where the file's unit is 4: the engine leaves
+    strict mode (as the classic check does) and answers itself, as the whole file does."""
+    prefix = 'def count(n):\n    """Count."""\n    c = 0\n'
+    suffix = ("\n    for i in range(n):\n        if i % 2:\n                c += 1\n"
+              "        else:\n            c -= 1\n    return c\n")
+    chunks = [prefix, suffix]
+    eng, window = engine_for(checker, chunks)
+    sites = list(checker.anchors(window.apply(chunks)).sites)
+    for typed in ("", "    d = 1", "    d = (", "    if c:\n        pass", "    d = 1)", "x"):
+        state = [prefix + typed, suffix]
+        got = eng.verdict(state, sites)
+        assert got is not None, typed
+        assert got is checker.check(state).verdict, typed
+
+
 def test_rolling_back_after_a_refused_candidate_gives_the_same_answers(checker):
     src = "x = [1, 2,\n     3]\nprint(x)\n"
     at = src.index("3]")

@@ -649,16 +649,20 @@ class IncrementalCheck:
             return Verdict.YES if done else Verdict.NO
         if not self.left.alive or not self.left.sites_hold():
             return Verdict.NO
-        right = self._right(chunks[1:], [s.moved(s.chunk - 1, s.base) for s in sites
-                                         if s.chunk >= 1])
+        after = [s.moved(s.chunk - 1, s.base) for s in sites if s.chunk >= 1]
+        right = self._right(chunks[1:], after)
         if not self.terms.steps_fit():
             self._strict_mode_off()
-            right = self._right(chunks[1:], [s.moved(s.chunk - 1, s.base) for s in sites
-                                             if s.chunk >= 1])
+            right = self._right(chunks[1:], after)
         right.graph.budget = self.budget
         junction = build_junction(self.left, right, self.budget)
         if not self.terms.steps_fit():
-            raise Fallback("strict mode stopped holding while entering the right context")
+            # entering the right context met an indentation step other than the unit (the
+            # open lexeme's layout): read without strict mode, as the classic check does
+            self._strict_mode_off()
+            right = self._right(chunks[1:], after)
+            right.graph.budget = self.budget
+            junction = build_junction(self.left, right, self.budget)
         answer = Verdict.NO
         for native, exits in junction.exits.values():
             got = self._query(native, junction, exits)
