@@ -141,6 +141,21 @@ def test_a_hole_that_removed_a_functions_opening_brace_leaves_the_text_before_it
                for seg in segs)
 
 
+def test_a_hole_that_removed_a_blocks_opening_brace_leaves_the_text_before_it_cut():
+    """The span removed a loop's `{`: the first `}` after the hole has more of the body
+    after it, so it closes what the hole removed, and the function ends at the `}` after
+    which a line starts at column 0."""
+    checker = checker_for("cpp")
+    chunks = ["int f() { return ", ";\n}\n\nint g(int y) {\n  return y;\n}\n\n"
+              "int h(int n) {\n  int c = 0;\n  for (int i = 0; i < n; i++) ",
+              "\n    c += i;\n  }\n  return c;\n}\n"]
+    middles = ["1", "{"]
+    segs = segments_of(checker, chunks)
+    assert len(segs) == 2 and segs[1].chunks[0].startswith("int g(int y)")
+    assert all(valid(checker, seg.chunks, seg.sites, [middles[i] for i in seg.holes])
+               for seg in segs)
+
+
 def test_a_closer_after_the_holes_declaration_still_counts():
     """A one-line function ends at the `}` on its line; the `}` after it closes the
     namespace whose `{` the first hole removed, so no line between the holes is top
@@ -156,13 +171,20 @@ BRACKETS = {"(": (1, 1), ")": (-1, -1), "[": (1, 2), "]": (-1, -2), "{": (1, 3),
 
 
 def declaration_end(before: str, after: str) -> int | None:
+    """`after` may mark with `!` a closer after which a line starts at column 0 (`?`: marks
+    are given, none there)."""
     import numpy as np
 
     from holefill.check.segments_brace import _declaration_end
 
-    steps = [BRACKETS[ch] for ch in before + after]
+    text = before + after
+    settles = None
+    if "!" in text or "?" in text:
+        settles = np.array([text[k + 1:k + 2] == "!" for k, ch in enumerate(text)
+                            if ch not in "!?"], bool)
+    steps = [BRACKETS[ch] for ch in text if ch not in "!?"]
     return _declaration_end(np.array([d for d, _ in steps], np.int64),
-                            np.array([k for _, k in steps], np.int64), len(before))
+                            np.array([k for _, k in steps], np.int64), len(before), settles)
 
 
 @pytest.mark.parametrize(("before", "after", "end"), [
@@ -175,6 +197,11 @@ def declaration_end(before: str, after: str) -> int | None:
     ("x", "x)x(x)x", 1),  # the first time it is reached
     ("x", "x(x)x", None),  # the hole opened nothing
     ("x{", "x{x", None),  # nothing closes
+    # with line starts marked (`!`: a line at column 0 follows the closer)
+    ("x{x", "x}x}!x", 3),  # the first `}` has more body after it: the hole opened `{`
+    ("x{x", "x}!x}!x", 1),  # the first settles
+    ("x{x", "x}x}x?", 1),  # none settles: the first
+    ("x{x{x", "x}x}!", 3),  # an inner bracket closes where it may
 ])
 def test_the_holes_declaration_ends_at_the_closer_of_what_is_open_at_the_hole(before, after,
                                                                                 end):

@@ -33,11 +33,13 @@ A *cut* is a position p in a chunk c_j that lies between two holes (1 <= j <= n-
     at column 0) that passes the forward count, the last such head q starts the declaration
     that hole k lies in, and its brackets up to the closer that ends it are left out: the
     closer of the last bracket open at the hole (counted from q; a closer of another kind
-    closes one the hole opened), or, with none open there, the deepest closer before the
-    next head (what the hole opened). A span that removed `f(int a) {` leaves a `}` without
-    its opener after it; counted, it would put every line before the hole inside a bracket,
-    and the text would not be cut anywhere before it (three holes in a 10,000-line file
-    then shared one segment).
+    closes one the hole opened, and so does one of the outermost bracket's kind with more
+    of the body after it, unless no later one has a line at column 0 after it), or, with
+    none open there, the deepest closer before the next head (what the hole opened). A span
+    that removed `f(int a) {` or a loop's `{` leaves a `}` without its opener after it;
+    counted, it would put every line before the hole inside a bracket, and the text would
+    not be cut anywhere before it (three holes in a 10,000-line file then shared one
+    segment).
 
 The first such p of each chunk cuts the text: segment A is the text up to p followed by G,
 segment B the text from p on (its first chunk, like a document's, has no site; c_j's site in A
@@ -75,10 +77,11 @@ and tree-sitter starts a declaration there; it reads it wrong only when the remo
 themselves open a bracket in one hole that another closes, or when a removed text closes
 a bracket or group that the fixed text opened before an earlier hole (the forward count
 starts again at every hole), or the declaration (e) reads around a hole is not the one the
-removed text belongs to. On 600 random cuts of the C/C++ corpus with 2 and 3 holes, 298 are
-split and the real middles are refused in 3, each a removed text that closes a namespace or
-include guard opened before the first hole (208 split and the same 3 refused before the
-hole's own declaration was left out of the backward count). Decoding then stays valid, but
+removed text belongs to. On 600 random cuts of the C/C++ corpus with 2 and 3 holes, 315 are
+split (689 segments) and the real middles are refused in 3, each a removed text that closes
+a namespace or include guard opened before the first hole (208 split and the same 3 refused
+before the hole's own declaration was left out of the backward count, 298 before a closer
+with more of the body after it counted as the hole's). Decoding then stays valid, but
 each hole must close what it opens within its segment. When every filling keeps p between
 top-level declarations, A's and B's checks answer what the document's would: the document's
 lexing has its boundary at p (c), and the declarations before p and after it parse alone.
@@ -224,8 +227,9 @@ def _top_level(ref: ReferenceLexer, text: str, wanted: set[int],
     back_steps = depth.copy()
     heads = np.sort(np.fromiter(wanted, np.int64))
     brackets = _bracket_table(ref)[labels]
+    settles = _settling(text, starts, labels, ref)
     for lo, hi in _declared_holes(starts, depth, brackets, starts[forward], heads, holes,
-                                  len(text)):
+                                  len(text), settles):
         back_steps[(starts >= lo) & (starts < hi)] = 0
     back_d = _held_at_zero(-back_steps[::-1])[::-1]
     back_g = _held_at_zero(-group[::-1])[::-1]
@@ -234,9 +238,10 @@ def _top_level(ref: ReferenceLexer, text: str, wanted: set[int],
 
 def _declared_holes(starts: np.ndarray, depth: np.ndarray, brackets: np.ndarray,
                     declared: np.ndarray, heads: np.ndarray, holes: Sequence[int],
-                    n: int) -> list[tuple[int, int]]:
+                    n: int, settles: np.ndarray | None = None) -> list[tuple[int, int]]:
     """(q, end) for each hole h whose chunk before it holds one of `declared`, q the last of
-    them: the declaration that q starts and h lies in, read from the brackets around h."""
+    them: the declaration that q starts and h lies in, read from the brackets around h
+    (`settles`: see _declaration_end)."""
     out, lo = [], 0
     for h in holes:
         inside = declared[(declared >= lo) & (declared < h)]
@@ -247,17 +252,25 @@ def _declared_holes(starts: np.ndarray, depth: np.ndarray, brackets: np.ndarray,
         k = int(np.searchsorted(heads, h, side="right"))
         end = int(heads[k]) if k < len(heads) else n
         a, b, c = (int(i) for i in np.searchsorted(starts, [q, h, end]))
-        at = _declaration_end(depth[a:c], brackets[a:c], b - a)
+        at = _declaration_end(depth[a:c], brackets[a:c], b - a,
+                              None if settles is None else settles[a:c])
         out.append((q, int(starts[b + at]) + 1 if at is not None else end))
     return out
 
 
-def _declaration_end(depth: np.ndarray, kinds: np.ndarray, h: int) -> int | None:
+def _declaration_end(depth: np.ndarray, kinds: np.ndarray, h: int,
+                     settles: np.ndarray | None = None) -> int | None:
     """The index, counted from the hole h, of the closer that ends the declaration the hole
     lies in (`depth` and bracket `kinds` of the lexemes from the declaration's start to the
     next head, the hole before lexeme h): the closer of the last bracket still open at the
     hole, a closer of another kind counting as closing one the hole opened; with none open
-    at the hole, the deepest closer (what the hole opened). None when there is none."""
+    at the hole, the deepest closer (what the hole opened). None when there is none.
+
+    `settles` (per lexeme; None: all) marks closers after which the declaration may end: the
+    next line of code starts at column 0 (a `;` may come first). A closer of the outermost
+    bracket that does not settle (`    }` with more of the body after it) is taken as
+    closing one the hole opened (a span that removed `for (...) {`), and the next one that
+    settles as the end; if none settles, the first such closer is."""
     held = _open_brackets(depth[:h], kinds[:h])
     if not held:
         count = np.cumsum(depth[h:])
@@ -265,6 +278,7 @@ def _declaration_end(depth: np.ndarray, kinds: np.ndarray, h: int) -> int | None
             return None
         return int(np.flatnonzero(count == count.min())[0])
     own: list[int] = []  # opened after the hole
+    first: int | None = None
     for i, (step, kind) in enumerate(zip(depth[h:].tolist(), kinds[h:].tolist(), strict=True)):
         if kind > 0:
             own.extend([kind] * step)
@@ -272,10 +286,37 @@ def _declaration_end(depth: np.ndarray, kinds: np.ndarray, h: int) -> int | None
             if own and own[-1] == -kind:
                 own.pop()
             elif not own and held[-1] == -kind:
+                if len(held) == 1:
+                    first = i if first is None else first
+                    if settles is None or settles[h + i]:
+                        return i
+                    continue  # it closes what the hole opened
                 held.pop()
-                if not held:
-                    return i
-    return None
+    return first
+
+
+def _settling(text: str, starts: np.ndarray, labels: np.ndarray,
+              ref: ReferenceLexer) -> np.ndarray:
+    """Per lexeme of code (`starts`, `labels`): whether the next one begins a line at
+    column 0 (or begins with the line break before it), or is a `;` after which the next
+    one does (or the text ends)."""
+    if not len(starts):
+        return np.zeros(0, bool)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    column0 = np.zeros(len(starts), bool)
+    column0[starts == 0] = True
+    inner = starts > 0
+    column0[inner] = codes[starts[inner] - 1] == ord("\n")
+    column0 |= codes[starts] == ord("\n")  # a directive's lexeme takes its line break
+    next0 = np.append(column0[1:], True)  # the text's end settles too
+    semi = np.append(labels[1:] == _semicolon(ref), False)
+    after_semi = np.append(next0[1:], True)
+    return next0 | (semi & after_semi)
+
+
+@functools.lru_cache(maxsize=8)
+def _semicolon(ref: ReferenceLexer) -> int:
+    return ref.names.index('";"') if '";"' in ref.names else -1
 
 
 def _open_brackets(depth: np.ndarray, kinds: np.ndarray) -> list[int]:
