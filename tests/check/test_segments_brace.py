@@ -156,6 +156,36 @@ def test_a_hole_that_removed_a_blocks_opening_brace_leaves_the_text_before_it_cu
                for seg in segs)
 
 
+def test_typing_into_a_hole_parses_nothing_again_for_the_cuts(monkeypatch):
+    """Tree-sitter reads the document without the part of each hole's line before the hole
+    (segments_brace.proposal_text): typing a word or an open bracket there leaves that text
+    and the cuts as they were (a parse of the whole document re-read all of it after an
+    open bracket); a comment that runs through the hole keeps its line."""
+    from holefill.check import reparse, segments_brace
+
+    checker = checker_for("cpp")
+    body = "".join(f"int f{k}(int a) {{\n  return a + {k};\n}}\n" for k in range(300))
+    chunks = [body + "int g(int y) {\n  return comp", "ute(y);\n}\n" + body +
+              "int h() {\n  return ", ";\n}\n" + body]
+    before = segments_of(checker, chunks)
+    assert len(before) == 2
+    parsed: list[int] = []
+    real = reparse.parse
+    monkeypatch.setattr(reparse, "parse", lambda lang, data: parsed.append(len(data))
+                        or real(lang, data))
+    for typed in ("x", "x + fo", "x + foo(a, "):
+        typing = [chunks[0] + typed, *chunks[1:]]
+        sites = list(checker.anchors(typing).sites)
+        after = split_segments("cpp", checker.lexer.reference, typing, sites)
+        assert [s.holes for s in after] == [s.holes for s in before]
+        assert after[1].chunks == before[1].chunks
+    assert parsed == []
+    ref = checker.lexer.reference
+    commented = ["int f() {\n  return 1; // the", " answer\n}\n", ""]
+    text, kept = segments_brace.proposal_text(commented, ref.reading("".join(commented)))
+    assert text == "".join(commented)
+
+
 def test_a_closer_after_the_holes_declaration_still_counts():
     """A one-line function ends at the `}` on its line; the `}` after it closes the
     namespace whose `{` the first hole removed, so no line between the holes is top

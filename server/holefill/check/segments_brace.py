@@ -20,7 +20,8 @@ A *cut* is a position p in a chunk c_j that lies between two holes (1 <= j <= n-
     dies at p at the latest (reading c_j[p] kills the whitespace before it);
 (d) a guard G for the text before p followed by c_j[p] (holefill.lexing.guard: a block
     comment holding a terminator for each lexeme a filling may have left open);
-(e) (for completeness only, see below) in the document with its holes empty, tree-sitter-cpp
+(e) (for completeness only, see below) in the document with its holes empty (tree-sitter reads
+    it without the part of each hole's line before the hole: `proposal_text`), tree-sitter-cpp
     starts a top-level node on p's line, and our grammar accepts that node's text on its own
     (or, when hole j lies in it, the fixed text from p to the hole as the start of a
     program); our lexer's reading of that document is at p at depth 0 of brackets and of
@@ -77,11 +78,12 @@ and tree-sitter starts a declaration there; it reads it wrong only when the remo
 themselves open a bracket in one hole that another closes, or when a removed text closes
 a bracket or group that the fixed text opened before an earlier hole (the forward count
 starts again at every hole), or the declaration (e) reads around a hole is not the one the
-removed text belongs to. On 600 random cuts of the C/C++ corpus with 2 and 3 holes, 315 are
-split (689 segments) and the real middles are refused in 3, each a removed text that closes
+removed text belongs to. On 600 random cuts of the C/C++ corpus with 2 and 3 holes, 337 are
+split (747 segments) and the real middles are refused in 3, each a removed text that closes
 a namespace or include guard opened before the first hole (208 split and the same 3 refused
 before the hole's own declaration was left out of the backward count, 298 before a closer
-with more of the body after it counted as the hole's). Decoding then stays valid, but
+with more of the body after it counted as the hole's, 315 with tree-sitter reading the
+holes' lines). Decoding then stays valid, but
 each hole must close what it opens within its segment. When every filling keeps p between
 top-level declarations, A's and B's checks answer what the document's would: the document's
 lexing has its boundary at p (c), and the declarations before p and after it parse alone.
@@ -92,7 +94,9 @@ lexemes per candidate and a guard per cut (a few milliseconds): 0.1 s at 10,000 
 
 from __future__ import annotations
 
+import bisect
 import functools
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -106,6 +110,7 @@ from holefill.check.window_brace import (
 )
 from holefill.lexing.anchors import ReferenceLexer, Site
 from holefill.lexing.guard import guard
+from holefill.lexing.relex import Reading
 
 _DEPTH = {'"{"': 1, '"("': 1, '"["': 1, '"[["': 2, '"}"': -1, '")"': -1, '"]"': -1}
 _GROUP = {"PP_IF": 1, "PP_IF_FIRST": 1, "PP_EXTERN_C": 1, "PP_EXTERN_C_FIRST": 1,
@@ -123,7 +128,7 @@ def brace_cuts(language: str, ref: ReferenceLexer, chunks: Sequence[str],
         offsets.append(offsets[-1] + len(c))
     text = "".join(chunks)
     stop = offsets[-1]  # candidates lie before the last hole
-    starts = [*_piece_starts(document_source(language, text)), len(text)]
+    starts = [*_proposed_piece_starts(language, ref, chunks, offsets), len(text)]
     heads = [(b, e) for b, e in zip(starts, starts[1:], strict=False)
              if _column0_code(text, b)]
     tops = [(b, e) for b, e in heads if b < stop]
@@ -143,6 +148,85 @@ def brace_cuts(language: str, ref: ReferenceLexer, chunks: Sequence[str],
                 out[j] = (b - offsets[j], got)
                 break
     return out
+
+
+def _proposed_piece_starts(language: str, ref: ReferenceLexer, chunks: Sequence[str],
+                           offsets: Sequence[int]) -> list[int]:
+    """The piece starts of the document (tree-sitter's proposals, condition e), read off a
+    parse of the document without the part of each hole's line before the hole
+    (`proposal_text`), mapped back to the document. Typing into a hole changes only that
+    part until a line break is typed, so the parse is the remembered one; a parse of the
+    whole document re-read everything after the cursor once the typed text left a bracket
+    open (17 ms at 10,000 lines)."""
+    proposal, kept = proposal_text(chunks, ref.reading("".join(chunks)))
+    t_starts = [t for t, _, _ in kept]
+    text_end = offsets[-1] + len(chunks[-1])
+    out: list[int] = []
+    for b in _piece_starts(document_source(language, proposal)):
+        i = bisect.bisect_right(t_starts, b) - 1
+        t, j, _ = kept[i]
+        at = offsets[j] + (b - t)
+        if at == 0 or (at < text_end and _clean_line_start_in(chunks, offsets, at)):
+            out.append(at)
+    # a hole's line left out, when it starts with code at column 0, is proposed as a parse
+    # of the document would: a declaration may start there
+    for _, j, keep in kept:
+        if keep < len(chunks[j]) and _column0_code(chunks[j], keep) \
+                and _clean_line_start_in(chunks, offsets, offsets[j] + keep):
+            out.append(offsets[j] + keep)
+    return sorted(set(out))
+
+
+def proposal_text(chunks: Sequence[str], reading: Reading
+                  ) -> tuple[str, list[tuple[int, int, int]]]:
+    """The document for tree-sitter's proposals, and (start in that text, chunk, kept
+    length) per chunk: a chunk before a hole ends at its last line start when the document's
+    reading (holes empty) has a lexeme boundary (or blanks) there and the hole is a
+    boundary or lies in a word of its line (the part of the hole's line before the hole,
+    which typing changes, is left out; inside a comment or a string that runs through the
+    hole it stays); the last chunk whole."""
+    parts, kept, at, start = [], [], 0, 0
+    for j, chunk in enumerate(chunks):
+        keep = len(chunk)
+        line = chunk.rfind("\n") + 1
+        if j < len(chunks) - 1 and line > 0 and _free_line_start(reading, start + line) \
+                and _line_lexeme_at(reading, start + line, start + len(chunk)):
+            keep = line
+        kept.append((at, j, keep))
+        parts.append(chunk[:keep])
+        at += keep
+        start += len(chunk)
+    return "".join(parts), kept
+
+
+def _free_line_start(reading: Reading, line: int) -> bool:
+    """A lexeme boundary at the line start `line`, or blanks around it (a line break and
+    the indentation after it read as one lexeme)."""
+    k = reading.covering(line)
+    if k is None or int(reading.starts[k]) == line:
+        return True
+    return not reading.text[int(reading.starts[k]): int(reading.ends[k])].strip()
+
+
+def _line_lexeme_at(reading: Reading, line: int, hole: int) -> bool:
+    """The hole is a lexeme boundary, or lies in a word of its line (a name or a number
+    being typed): no comment or string runs through it, whose rest the proposal text would
+    read as code."""
+    k = reading.covering(hole)
+    if k is None or int(reading.starts[k]) == hole:
+        return True
+    a, b = int(reading.starts[k]), int(reading.ends[k])
+    return a >= line and _WORD.fullmatch(reading.text, a, b) is not None
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _clean_line_start_in(chunks: Sequence[str], offsets: Sequence[int], at: int) -> bool:
+    """`_clean_line_start` at document position `at` (a hole before it: not a line start)."""
+    j = bisect.bisect_right(offsets, at) - 1
+    pos = at - offsets[j]
+    return pos > 0 and _clean_line_start(chunks[j], pos)
 
 
 @functools.lru_cache(maxsize=ACCEPT_CACHE_SIZE)

@@ -327,21 +327,28 @@ def _searched_head(language: str, first: str) -> int:
 
 def _proposed_starts(language: str, first: str) -> list[int]:
     """Piece starts of `first` (a text before a hole): read off the tree of a recently
-    parsed text that holds it (the request's document, which its cuts parsed: a segment's
-    text is a part of it) when there is one, else off its own parse. Either tree only
-    proposes starts; the pieces between them are checked by our grammar (`_searched_head`).
-    At 10,000 lines the segments' own parses took 20-25 ms of a request."""
-    if len(first) >= HOLDER_MIN_CHARS:
+    parsed text that holds its lines up to the hole's (the request's document, which its
+    cuts parsed without the holes' lines: a segment's text is a part of it), with the hole's
+    line when it starts with code, or else off its own parse. Either tree only proposes
+    starts; the pieces between them are checked by our grammar (`_searched_head`). At
+    10,000 lines the segments' own parses took 20-25 ms of a request."""
+    hole_line = first.rfind("\n") + 1
+    lines = first[:hole_line]  # the document parsed for cuts leaves out the hole's line
+    if len(lines) >= HOLDER_MIN_CHARS:
         with _holders_lock:
             holders = list(_recent_holders(language))
         for src in reversed(holders):
-            a = 0 if src.text.startswith(first) else src.text.find(first)
+            a = 0 if src.text.startswith(lines) else src.text.find(lines)
             if a < 0:
                 continue
             starts = _piece_starts(src)
             lo = bisect.bisect_right(starts, a)
-            hi = bisect.bisect_right(starts, a + len(first))
-            return [0, *(b - a for b in starts[lo:hi])]
+            hi = bisect.bisect_left(starts, a + hole_line)
+            got = [0, *(b - a for b in starts[lo:hi])]
+            if _clean_line_start(first, hole_line) and (first[hole_line:hole_line + 1].isalpha()
+                                                        or first.startswith(("_", "#"), hole_line)):
+                got.append(hole_line)  # as a parse of `first` would propose it
+            return got
     return _piece_starts(_source(language, first))
 
 
