@@ -128,28 +128,20 @@ def test_c_texts_are_cut_too():
 K = "int k() { return 2; }\nint h() { return "
 
 
-def test_a_hole_that_removed_a_functions_opening_brace_leaves_the_text_before_it_cut():
-    """The `}` after the hole has no opener in the fixed text: it closes the `{` the hole
-    removed, inside the hole's own declaration, not one around the lines before it."""
+@pytest.mark.parametrize(("last", "middle"), [
+    # a function's `{`: the `}` after the hole has no opener in the fixed text; it closes
+    # the `{` the hole removed, inside the hole's own declaration
+    ("int h", "(int z) {"),
+    # a loop's `{`: the first `}` after the hole has more of the body after it, so it
+    # closes what the hole removed, and the function ends at the `}` after which a line
+    # starts at column 0
+    ("int h(int n) {\n  int c = 0;\n  for (int i = 0; i < n; i++) ", "{"),
+])
+def test_a_hole_that_removed_an_opening_brace_leaves_the_text_before_it_cut(last, middle):
     checker = checker_for("cpp")
-    chunks = ["int f() { return ", ";\n}\n\nint g(int y) {\n  return y;\n}\n\nint h",
-              "\n  return z;\n}\n"]
-    middles = ["1", "(int z) {"]
-    segs = segments_of(checker, chunks)
-    assert len(segs) == 2 and segs[1].chunks[0].startswith("int g(int y)")
-    assert all(valid(checker, seg.chunks, seg.sites, [middles[i] for i in seg.holes])
-               for seg in segs)
-
-
-def test_a_hole_that_removed_a_blocks_opening_brace_leaves_the_text_before_it_cut():
-    """The span removed a loop's `{`: the first `}` after the hole has more of the body
-    after it, so it closes what the hole removed, and the function ends at the `}` after
-    which a line starts at column 0."""
-    checker = checker_for("cpp")
-    chunks = ["int f() { return ", ";\n}\n\nint g(int y) {\n  return y;\n}\n\n"
-              "int h(int n) {\n  int c = 0;\n  for (int i = 0; i < n; i++) ",
-              "\n    c += i;\n  }\n  return c;\n}\n"]
-    middles = ["1", "{"]
+    after = "\n  return z;\n}\n" if middle != "{" else "\n    c += i;\n  }\n  return c;\n}\n"
+    chunks = ["int f() { return ", ";\n}\n\nint g(int y) {\n  return y;\n}\n\n" + last, after]
+    middles = ["1", middle]
     segs = segments_of(checker, chunks)
     assert len(segs) == 2 and segs[1].chunks[0].startswith("int g(int y)")
     assert all(valid(checker, seg.chunks, seg.sites, [middles[i] for i in seg.holes])
