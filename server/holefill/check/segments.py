@@ -76,6 +76,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from holefill.lexing.anchors import ERROR, ReferenceLexer, Site
+from holefill.lexing.relex import code_points
 
 # A line that starts a top-level definition: the keyword and fixed text after it.
 _DEFINITION = re.compile(r"\n((?:async[ \t]+)?def|class)[ \t(:]")
@@ -243,9 +244,7 @@ class _PartReading:
         self.real_starts = self.starts[self.real]
         errors = np.flatnonzero(self.labels == ERROR)
         self.first_error = int(self.starts[errors[0]]) if len(errors) else limit
-        codes = np.frombuffer(chunk[:limit].encode("utf-32-le", "surrogatepass"),
-                              dtype=np.uint32)
-        self.codes = codes
+        self.codes = codes = code_points(chunk[:limit])
         one = (self.ends[self.real] - self.real_starts) == 1
         first_codes = codes[self.real_starts] if len(self.real) else codes[:0]
         opens = one & np.isin(first_codes, _OPEN_CODES)
@@ -274,10 +273,9 @@ class _PartReading:
         """Whether this reading makes p the start of a top-level statement in every valid
         filling that has it (see the module docstring): it reaches p and `keyword` at lexeme
         boundaries without an error character, reads the keyword there, the decorators from
-        p on close every bracket they open, and the last line of code before p is an
-        indented line after the hole's own, that begins with its own lexeme, closes no
-        bracket it did not open and continues no line (a body line, which no decorator
-        precedes)."""
+        p on close every bracket they open, and the last line of code before p lies after
+        the hole's own line, begins with its own lexeme (no decorator's `@`), closes no
+        bracket it did not open and continues no line."""
         k = int(np.searchsorted(self.starts, keyword))
         if (k == len(self.starts) or int(self.starts[k]) != keyword
                 or int(self.ends[k]) != keyword + word or self.first_error < keyword):

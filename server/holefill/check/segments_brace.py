@@ -110,7 +110,7 @@ from holefill.check.window_brace import (
 )
 from holefill.lexing.anchors import ReferenceLexer, Site
 from holefill.lexing.guard import guard
-from holefill.lexing.relex import Reading
+from holefill.lexing.relex import Reading, code_points
 
 _DEPTH = {'"{"': 1, '"("': 1, '"["': 1, '"[["': 2, '"}"': -1, '")"': -1, '"]"': -1}
 _GROUP = {"PP_IF": 1, "PP_IF_FIRST": 1, "PP_EXTERN_C": 1, "PP_EXTERN_C_FIRST": 1,
@@ -386,7 +386,7 @@ def _settling(text: str, starts: np.ndarray, labels: np.ndarray,
     one does (or the text ends)."""
     if not len(starts):
         return np.zeros(0, bool)
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = code_points(text)
     column0 = np.zeros(len(starts), bool)
     column0[starts == 0] = True
     inner = starts > 0

@@ -193,10 +193,15 @@ def class_tables(boundaries: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     return bounds, np.searchsorted(bounds, np.arange(128), side="right").astype(np.int32)
 
 
+def code_points(text: str) -> np.ndarray:
+    """The code points of `text` as uint32 (lone surrogates included)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
 def text_classes(boundaries: np.ndarray, ascii_classes: np.ndarray, text: str) -> np.ndarray:
     """The character classes of `text` as int32 (LexerDFA: bisect_right over the
     boundaries; lone surrogates are code points like any other)."""
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    points = code_points(text)
     out = ascii_classes[np.minimum(points, 127)]
     wide = np.flatnonzero(points > 127)
     if len(wide):
