@@ -176,7 +176,7 @@ def _run_fill(comp: Completer, chunks: list[str], language: str,
         res = comp.fill(chunks, language, progress=progress, **_fill_options(args, comp))
     if not args.quiet:
         s = res.stats
-        note = "" if res.verified else ", UNVERIFIED (a check ran out of budget)"
+        note = "" if res.verified else f", UNVERIFIED ({res.reason or 'not checked'})"
         print(f"{len(res.fills)} hole(s), {int(s['tokens'])} tokens, {int(s['rejected'])} "
               f"rejected, {s['total_s']:.2f} s{note}", file=sys.stderr)
     return res
@@ -195,6 +195,9 @@ def _cmd_fill(args: argparse.Namespace) -> int:
     if not _precheck(args, src, chunks, spec.name, marker):
         return EXIT_NO
     res = _run_fill(_completer(args), chunks, spec.name, args)
+    code = _unverified(args, path, res)
+    if code != EXIT_YES and not args.allow_unverified:
+        return code
     filled = src.filled(own, res.fills)
     if args.write:
         path.write_bytes(src.encode(filled))
@@ -205,7 +208,21 @@ def _cmd_fill(args: argparse.Namespace) -> int:
             _lines(src.text), _lines(filled), fromfile=str(path), tofile=f"{path} (filled)"))
         sys.stdout.write(diff if diff.endswith("\n") else diff + "\n\\ No newline at end of file\n")
         sys.stdout.flush()
-    return EXIT_YES
+    return code
+
+
+def _unverified(args: argparse.Namespace, path: Path, res: FillResult) -> int:
+    """EXIT_YES for a verified fill; else says why and returns EXIT_NO (the final whole-file
+    check refused it: the file would be invalid) or EXIT_UNKNOWN (it could not decide).
+    Unverified output is neither written nor printed unless --allow-unverified."""
+    if res.verified:
+        return EXIT_YES
+    what = ("the filled file would not be valid" if res.refused
+            else "the filled file could not be verified")
+    then = ("shown anyway (--allow-unverified)" if args.allow_unverified
+            else "nothing was written (--allow-unverified shows it anyway)")
+    print(f"{path}: {what} ({res.reason or 'not checked'}); {then}", file=sys.stderr)
+    return EXIT_NO if res.refused else EXIT_UNKNOWN
 
 
 def _lines(text: str) -> list[str]:
@@ -249,11 +266,14 @@ def _cmd_complete(args: argparse.Namespace) -> int:
     if not _precheck(args, src, chunks, spec.name, marks):
         return EXIT_NO
     res = _run_fill(_completer(args), chunks, spec.name, args)
+    code = _unverified(args, path, res)
+    if code != EXIT_YES and not args.allow_unverified:
+        return code
     sys.stdout.buffer.write(src.encode(src.own(res.fills[cursor])))
     if sys.stdout.isatty():
         sys.stdout.buffer.write(b"\n")
     sys.stdout.flush()
-    return EXIT_YES
+    return code
 
 
 def _model_arguments(p: argparse.ArgumentParser) -> None:
@@ -288,6 +308,9 @@ def _model_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-constraint", action="store_true",
                    help="plain model output, for comparison (may be invalid)")
+    p.add_argument("--allow-unverified", action="store_true",
+                   help="write or print a fill that the final whole-file check did not "
+                   "verify (exit code still 1 or 3 tells so)")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print nothing on stderr but errors (no progress, no summary)")
 

@@ -90,6 +90,38 @@ def test_complete_prints_the_filling_at_line_and_column(tmp_path, tiny_model_dir
     ast.parse("".join(lines[:1]) + lines[1].rstrip("\n") + proc.stdout + "\n" + "".join(lines[2:]))
 
 
+MATCH_HOLE = ("def f(x):\n    match x:\n        case 1:\n            return 1\n"
+              "        <|hole|>:\n            return 2\n    return 3\n")
+
+
+def test_a_fill_where_a_case_belongs_writes_a_case(tmp_path, tiny_model_dir):
+    """The report's repro: `if 0:` was written there, marked verified; CPython refused it."""
+    target = tmp_path / "match.py"
+    target.write_text(MATCH_HOLE)
+    proc = run("fill", str(target), "--write", "--max-new-tokens", "8", model=tiny_model_dir)
+    assert proc.returncode == 0, proc.stderr
+    tree = ast.parse(target.read_text())
+    assert len(tree.body[0].body[0].cases) == 2
+
+
+def test_an_unverified_fill_is_neither_written_nor_printed(tmp_path, tiny_model_dir):
+    """An unconstrained empty filling leaves `x = ` (the final whole-file check refuses it):
+    exit 1 with the reason, the file as it was, stdout empty; --allow-unverified shows it and
+    still exits 1."""
+    target = tmp_path / "f.py"
+    target.write_text("x = <|hole|>\ny = 2\n")
+    for args in (["fill", str(target), "--write"], ["fill", str(target)],
+                 ["complete", f"{target}:1:5"]):
+        proc = run(*args, "--no-constraint", "--max-new-tokens", "0", model=tiny_model_dir)
+        assert proc.returncode == 1, proc.stderr
+        assert "would not be valid" in proc.stderr and "nothing was written" in proc.stderr
+        assert "CPython refuses line 1" in proc.stderr
+        assert proc.stdout == "" and target.read_text() == "x = <|hole|>\ny = 2\n"
+    proc = run("fill", str(target), "--no-constraint", "--max-new-tokens", "0",
+               "--allow-unverified", model=tiny_model_dir)
+    assert proc.returncode == 1 and "+x = \n" in proc.stdout
+
+
 def test_positions_outside_the_file_and_missing_models_are_clear_errors(tmp_path):
     target = tmp_path / "f.py"
     target.write_text("x = 1\n")

@@ -134,12 +134,23 @@ def test_sampling_is_reproducible_by_seed(completer) -> None:
     assert all(parses(chunks[0] + f[0] + chunks[1]) for f in runs)
 
 
-def test_a_check_out_of_budget_accepts_and_marks_unverified(completer) -> None:
+def test_a_check_out_of_budget_accepts_and_the_whole_file_check_decides(completer) -> None:
     chunks = ["def f():\n    return ", "\n"]
     res = completer.fill(chunks, "python", max_check_steps=1, on_stuck="stop", **FAST)
-    assert not res.verified
     # UNKNOWN never rejects: the model's own choices go through as without the constraint
     assert res.fills == completer.fill(chunks, "python", constrained=False, **FAST).fills
+    # and the final check of the filled file (holefill.check.final) says what they make
+    assert res.verified == parses(chunks[0] + res.fills[0] + chunks[1])
+    assert res.refused == (not res.verified)
+
+
+def test_a_fill_the_whole_file_check_refuses_is_marked_refused_with_its_reason(
+        completer) -> None:
+    """An empty filling accepted by out-of-budget checks leaves `x = `: never verified."""
+    res = completer.fill(["x = ", "\ny = 1\n"], "python", max_check_steps=1,
+                         on_stuck="stop", max_new_tokens=0)
+    assert (res.fills, res.verified, res.refused) == ([""], False, True)
+    assert res.reason is not None and "CPython refuses line 1" in res.reason
 
 
 def test_outside_text_that_no_filling_repairs_is_an_error(completer) -> None:

@@ -254,10 +254,14 @@ class Checker:
             **{k: float(v) for k, v in res.stats.items()},
         }
         fills = None
+        reason = "the work budget ran out in the core" if verdict is Verdict.UNKNOWN else None
         if verdict is Verdict.YES and want_witness and res.witness is not None:
             fills = self._render(chunks, nfa, res.witness, stats, anchors)
             stats["render_ms"] = (time.perf_counter() - t2) * 1e3
-        reason = "the work budget ran out in the core" if verdict is Verdict.UNKNOWN else None
+            if fills is None:  # YES is proven, but no text we can show proves it
+                verdict = Verdict.UNKNOWN
+                reason = ("no rendering of the witness passed the whole-program check "
+                          "(a renderer bug: please report the text)")
         return CheckResult(verdict, fills, stats, reason)
 
     def _render(
@@ -269,8 +273,9 @@ class Checker:
         anchors: Anchors,
     ) -> list[str] | None:
         """Render the witness and re-check the filled text as a whole program; a rendering
-        that maximal munch would lex differently is discarded for the next attempt."""
-        first = None
+        that maximal munch would lex differently, or that the whole check refuses, is
+        discarded for the next attempt. None when no attempt passes: a witness is never
+        returned unchecked."""
         attempt = 0
         while True:
             try:
@@ -284,7 +289,6 @@ class Checker:
                 continue
             if fills is None:
                 break
-            first = first or fills
             text = "".join(c + f for c, f in zip(chunks, fills + [""], strict=True))
             if (respected(self.lexer.reference, chunks, fills, anchors)
                     and self.check([text]).verdict is Verdict.YES):
@@ -292,4 +296,4 @@ class Checker:
                 return fills
             attempt += 1
         stats["witness_verified"] = 0.0
-        return first
+        return None

@@ -48,8 +48,13 @@ argument as above holds level by level; the extra `pass` lines stand for the fil
 at those levels: a filling that closed the enclosing blocks and opened new ones at other
 widths leaves a stack on which one of them is an "unindent does not match", as the file's
 later lines would be. Heads and tails are tried from the innermost body out, within one
-budget of parses. (17,500 random and structured fillings of 700 standard-library cuts: no
-window that parses where the file does not; the slow test of tests/check/test_window.py.)
+budget of parses. Every level but one kind holds statements: the body of a `match` holds
+`case` blocks only, so a filling that dedents to it could write there a statement that `class
+_:` allows and the file does not (`if 0:` where `case 2:` belongs). No window is taken inside a
+`match` statement (the placeholder's enclosing nodes hold no `ast.Match`); the body around the
+`match` line is tried instead. (17,500 random and structured fillings of 700 standard-library
+cuts: no window that parses where the file does not; the slow test of
+tests/check/test_window.py.)
 
 Cost: a few `ast.parse` calls of the head, the tail and the enclosing top-level statement (about
 10 ms per 1,000 lines). A window stays valid while text is only inserted into holes
@@ -256,8 +261,11 @@ def _window_at(first: str, last: str, s0: int, t0: int, lead: str, heads: list[i
         budget[0] -= 1
         if budget[0] < 0:
             return None
-        if not _is_block_head(head, lead):
+        path = _placeholder_path(head, lead)
+        if path is None:
             continue
+        if any(isinstance(node, ast.Match) for node in path):
+            return None  # a level of the stack holds `case` blocks only: see the docstring
         levels = _open_levels(head, lead)
         if levels is None:
             return None
@@ -297,18 +305,26 @@ def _open_levels(head: str, lead: str) -> list[str] | None:
     return levels if levels and levels[-1] == lead else None
 
 
-def _is_block_head(source: str, lead: str) -> bool:
-    """`source` (top-level statement text + placeholder line) parses and its last line is
-    the placeholder as code, not as text inside a string."""
+def _placeholder_path(source: str, lead: str) -> list[ast.AST] | None:
+    """When `source` (top-level statement text + placeholder line) parses and its last line
+    is the placeholder as code, not as text inside a string: the nodes that enclose that
+    `pass`, outermost first (the body at `lead` may sit at any depth); else None."""
     tree = _parse(source)
-    if not isinstance(tree, ast.Module):
-        return False
+    if not isinstance(tree, ast.Module) or not tree.body:
+        return None
     line = source.count("\n")  # the placeholder ends with the last line break
-    last = tree.body[-1] if tree.body else None
-    return last is not None and any(
-        isinstance(stmt, ast.Pass) and stmt.lineno == line and stmt.col_offset == len(lead)
-        for stmt in ast.walk(last)  # in the body at `lead`, however deep that one sits
-    )
+
+    def down(node: ast.AST, path: list[ast.AST]) -> list[ast.AST] | None:
+        if isinstance(node, ast.Pass) and node.lineno == line and node.col_offset == len(lead):
+            return path
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt | ast.match_case | ast.excepthandler):
+                found = down(child, [*path, node])
+                if found is not None:
+                    return found
+        return None
+
+    return down(tree.body[-1], [])
 
 
 def _body_levels(text: str, s0: int) -> list[tuple[str, list[int]]]:
@@ -476,6 +492,22 @@ def _parse_error_line(source: str) -> int | None:
         return None
     tree = _parse(source)
     return tree if isinstance(tree, int) else None
+
+
+def syntax_error(source: str) -> tuple[int, str] | None:
+    """None when `ast.parse` accepts `source`, else the line (0 when unknown) and CPython's
+    message; blocks an edit left alone are not parsed again (`_parse_error_line`)."""
+    if _parse_error_line(source) is None:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+    except SyntaxError as exc:
+        return exc.lineno or 0, exc.msg
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return 0, str(exc) or type(exc).__name__
+    return None
 
 
 # Heads and tails of a 10,000-line file cost 10-15 ms of `ast.parse` each, per request, and

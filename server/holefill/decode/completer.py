@@ -27,6 +27,7 @@ from holefill.check.window import Window
 from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
 from holefill.decode.http import HttpOptions
 from holefill.decode.loop import (
+    STOPPED,
     Cancelled,
     Constraint,
     DecodeSettings,
@@ -63,9 +64,13 @@ DECODERS = ("auto", "autoregressive", "diffusion")
 @dataclass
 class FillResult:
     fills: list[str]  # one per hole, in document order
-    verified: bool  # every check was answered (no UNKNOWN) and every fallback was verified
+    # the exact check of the whole filled document said YES (holefill.check.final), after
+    # every check of the fill was answered (no UNKNOWN) and every fallback was verified
+    verified: bool
     stats: dict[str, float] = field(default_factory=dict)
     holes: list[HoleResult] = field(default_factory=list)
+    reason: str | None = None  # why it is not verified
+    refused: bool = False  # the exact check said NO: the fills make the document invalid
 
     def text(self, chunks: Sequence[str]) -> str:
         """The document with every hole filled."""
@@ -174,19 +179,57 @@ class Completer:
                               max_new_tokens=max_new_tokens, seed=seed,
                               cancel=_as_callable(cancel), progress=progress, only=only,
                               options=options)
-            return FillResult(out.fills, out.verified, out.stats, out.holes)
+            res = FillResult(out.fills, out.verified, out.stats, out.holes)
+            return finish(res, chunks, language, only, constrained=constrained,
+                          anchored=options.get("anchored", True), cancel=_as_callable(cancel))
         settings = DecodeSettings(constrained=constrained, max_new_tokens=max_new_tokens,
                                   seed=seed, **options)
         with self._lock:
             try:
                 fill = _Fill(self, chunks, language, settings, _as_callable(cancel), progress)
-                return fill.run(only)
+                res = fill.run(only)
             finally:
                 self._engines.trim()
+        return finish(res, chunks, language, only, constrained=constrained,
+                      anchored=settings.anchored, max_steps=settings.max_check_steps,
+                      cancel=_as_callable(cancel))
 
     def complete(self, prefix: str, suffix: str, language: str, **kwargs: Any) -> FillResult:
         """Fill-in-the-middle at one cursor: ``fill([prefix, suffix], ...)``."""
         return self.fill([prefix, suffix], language, **kwargs)
+
+
+def finish(res: FillResult, chunks: Sequence[str], language: str,
+           only: Sequence[int] | None, *, constrained: bool = True, anchored: bool = True,
+           max_steps: int | None = None,
+           cancel: Callable[[], bool] | None = None) -> FillResult:
+    """`res` with its verdict from the exact check of the whole filled document
+    (holefill.check.final): no fill is called verified on the word of the fast paths that
+    checked its tokens. Characters a filling replaced after its hole (closers the editor
+    inserted, `HoleResult.replaced`) are left out of the document it is checked in."""
+    from holefill.check.checker import Checker
+    from holefill.check.final import final_check
+
+    todo = sorted(set(range(len(chunks) - 1) if only is None else only))
+    chunks = list(chunks)
+    for i, hole in zip(todo, res.holes, strict=False):
+        chunks[i + 1] = chunks[i + 1][getattr(hole, "replaced", 0):]
+    t0 = time.perf_counter()
+    final = final_check(Checker.for_language(language), chunks,
+                        dict(zip(todo, res.fills, strict=True)), anchored=anchored,
+                        max_steps=max_steps, cancel=cancel)
+    res.stats["final_ms"] = (time.perf_counter() - t0) * 1e3
+    if cancel is not None and cancel():
+        raise Cancelled("the fill was cancelled")
+    if final.verified:  # a check that answered UNKNOWN on the way is decided now
+        res.verified, res.reason = True, None
+        return res
+    if final.verdict is Verdict.NO and constrained and res.verified:
+        log.error("a fill every check accepted is refused by the exact check (%s): a fast "
+                  "path disagrees with it; please report the document", final.reason)
+    res.verified, res.refused = False, final.verdict is Verdict.NO
+    res.reason = final.reason if res.reason is None or res.refused else res.reason
+    return res
 
 
 def resolve_decoder(decoder: str, model: str | None) -> str:
@@ -365,9 +408,16 @@ class _Fill:
             results.append(res)
             fills[i], done[i] = res.fill, True
         self._report(1.0, "done")
-        verified = verified and all(r.verified for r in results)
+        reason = None
+        if not (verified and all(r.verified for r in results)):
+            verified = False
+            unknown = next((c.unknown_reason for _, c in self.parts if c.unknown_reason),
+                           None)
+            reason = ("a fallback found no verified text" if any(
+                r.completed_by == "none" and r.ended_by not in STOPPED for r in results)
+                else f"a check answered unknown: {unknown or 'its work budget ran out'}")
         return FillResult([fills[i] for i in todo], verified,
-                          self._stats(results, time.perf_counter() - t0), results)
+                          self._stats(results, time.perf_counter() - t0), results, reason)
 
     def _check_start(self) -> bool:
         """Every segment completable (one NO: the document is not); YES only when all are."""

@@ -209,6 +209,7 @@ class Constraint:
         self.times_ms: list[float] = []
         self.classic = 0  # checks the engine left to the classic check
         self.skipped = 0  # checks answered UNKNOWN at once (GIVE_UP_AFTER)
+        self.unknown_reason: str | None = None  # why the last UNKNOWN was one
         self._unknowns: dict[int, int] = {}  # UNKNOWNs in a row, by number of chunks
         self._windows: dict[tuple[int, int, int], Window] = {}  # by (chunks, lo, hi)
         self._engines: dict[int, IncrementalCheck | None] = {}  # pieces from the start
@@ -228,6 +229,9 @@ class Constraint:
         n = len(chunks)
         if self._unknowns.get(n, 0) >= GIVE_UP_AFTER:
             self.skipped += 1
+            if "in a row" not in (self.unknown_reason or ""):
+                self.unknown_reason = (f"{GIVE_UP_AFTER} checks in a row answered unknown, "
+                                       f"the last: {self.unknown_reason}")
             return Verdict.UNKNOWN
         t0 = time.perf_counter()
         if around is None and self.split and n >= 3:
@@ -300,8 +304,11 @@ class Constraint:
         key = (self.checker, tuple(text), anchors)
         got = self.memo.get(key) if self.memo is not None else None
         if got is None:
-            got = self.checker.check(text, max_steps=self.max_steps, cancel=self.cancel,
-                                     anchors=anchors).verdict
+            res = self.checker.check(text, max_steps=self.max_steps, cancel=self.cancel,
+                                     anchors=anchors)
+            got = res.verdict
+            if got is Verdict.UNKNOWN:
+                self.unknown_reason = res.reason
             if self.memo is not None:
                 self.memo.put(key, got)
         return got

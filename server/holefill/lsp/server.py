@@ -418,9 +418,12 @@ async def _suggest(doc: Document, language: str, cursor: int, token: CancelToken
         return None
     server.model_answered()
     _log_speed("inline completion", res.stats, time.perf_counter() - t0, len(hc.holes))
+    if res.refused:  # the exact check of the filled file says no: never shown
+        server.note(f"inline completion: no suggestion, {res.reason}", types.MessageType.Warning)
+        return Suggestion("", 0)
     if not res.verified:
-        server.note("the suggestion is unverified: a check ran out of its work budget "
-                    "(raise holefill.maxCheckSteps)", types.MessageType.Warning)
+        server.note(f"the suggestion is unverified ({res.reason}); raise "
+                    "holefill.maxCheckSteps", types.MessageType.Warning)
     hole = res.holes[0]
     if hole.completed_by == "witness":
         if not server.settings.inline_witness:
@@ -628,8 +631,11 @@ async def _fill_edit(doc: Document, asked: Sequence[Hole],
             bar.end("stopped" if token.is_set() else "done")
     server.model_answered()
     _log_speed("fill holes", res.stats, time.perf_counter() - t0, len(hc.holes))
-    if not res.verified:
-        await _verify(chunks, only, res.fills, language, token)
+    if not res.verified:  # holefill.check.final judged the filled file: not applied
+        hint = ("; checks ran out of their work budget: raise holefill.maxCheckSteps"
+                if not all(getattr(h, "verified", True) for h in res.holes) else "")
+        raise RequestFailed(f"Fill holes found no filling it could verify ({res.reason}"
+                            f"{hint}); nothing was applied")
     for n, (i, hole) in enumerate(zip(only, res.holes, strict=True)):
         if hole.completed_by == "witness":
             line = doc.position_at(hc.holes[i].offset).line + 1
@@ -639,34 +645,6 @@ async def _fill_edit(doc: Document, asked: Sequence[Hole],
         raise ContentModified("the document changed while its holes were being filled; "
                               "try again")
     return _workspace_edit(doc, version, hc, only, res.fills)
-
-
-async def _verify(chunks: list[str], only: list[int], fills: list[str], language: str,
-                  token: CancelToken) -> None:
-    """A fill some of whose checks answered UNKNOWN (accepted, never read as no) is applied
-    only when one check of the filled text (the other holes open) says YES. Without this, a
-    quick fix at `margin = <|hole|>` whose checks ran out of budget was applied as an empty
-    filling, leaving `margin = `."""
-    from holefill.check.checker import Checker, Verdict
-
-    merged = [chunks[0]]
-    for i, chunk in enumerate(chunks[1:]):
-        if i in only:
-            merged[-1] += fills[only.index(i)] + chunk
-        else:
-            merged.append(chunk)
-    steps = server.settings.max_check_steps
-    verdict = await server.engine.run(
-        lambda: Checker.for_language(language).check(merged, max_steps=steps,
-                                                     cancel=token).verdict,
-        token, name="fill holes: verify")
-    if token.is_set():
-        raise _stopped(token)
-    if verdict is not Verdict.YES:
-        why = ("the filled file cannot be completed" if verdict is Verdict.NO else
-               "a check ran out of its work budget; raise holefill.maxCheckSteps")
-        raise RequestFailed(f"Fill holes found no filling it could verify ({why}); nothing "
-                            "was applied")
 
 
 def _stopped(token: CancelToken) -> RequestError:

@@ -1,0 +1,139 @@
+"""The last word on a finished fill: the exact check of the whole document.
+
+Decoding checks each token through fast paths (segments, windows, the incremental engine, a
+verdict memo). Each is a second implementation of the check with its own soundness argument,
+and one of them was wrong once (a window let `if 0:` stand where only `case` may). So no fill
+is called verified on their word (DESIGN.md §12): `final_check` looks at the document as the
+fill leaves it, the holes not asked for still open, with the reading of the user's text the
+request started from (holefill.lexing.anchors), and answers
+
+- YES: the document is completable and keeps its reading: verified;
+- NO: it is not; the fill must not be applied, and a fast path has a bug to report;
+- UNKNOWN: the check ran out of time or budget: unverified, never applied as verified.
+
+When no hole is left, the language's own reader judges first where we have one in this
+process: `ast.parse` for Python (blocks an edit left alone are not parsed again, see
+holefill.check.window), `json.loads` for JSON. It is cheaper than our whole check and it is the
+oracle. For Python it also covers what our grammar only approximates (f-string replacement
+fields, `\\N{...}` names: see the header of grammars/python.lark): CPython refusing a line
+a filling touched is NO whatever our grammar says. CPython refusing only lines no filling
+touched says the file holds syntax this interpreter does not read (a 3.12 `type` statement
+read by 3.11); then our grammar's exact check decides.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from holefill.check.checker import Checker, Verdict
+from holefill.lexing.anchors import Anchors, respected
+
+# Seconds the whole check of a finished fill may take before it answers UNKNOWN.
+FINAL_DEADLINE_S = 10.0
+
+
+@dataclass(frozen=True)
+class FinalVerdict:
+    verdict: Verdict
+    reason: str | None = None  # why not YES, in words a user can act on
+
+    @property
+    def verified(self) -> bool:
+        return self.verdict is Verdict.YES
+
+
+def filled(chunks: Sequence[str], fills: dict[int, str]) -> tuple[list[str], list[int]]:
+    """The document with the holes of `fills` (hole number -> text) filled: its chunks (the
+    other holes still between them) and, for each chunk of `chunks`, the chunk of the result
+    it lies in."""
+    out, where = [chunks[0]], [0]
+    for hole, chunk in enumerate(chunks[1:]):
+        if hole in fills:
+            out[-1] += fills[hole] + chunk
+        else:
+            out.append(chunk)
+        where.append(len(out) - 1)
+    return out, where
+
+
+def moved_anchors(chunks: Sequence[str], fills: dict[int, str], anchors: Anchors) -> Anchors:
+    """The anchors of `chunks` (each site at the start of the chunk after its hole) as sites
+    of `filled(chunks, fills)`: a site after a filled hole moves into the merged chunk."""
+    _, where = filled(chunks, fills)
+    starts, at = [], 0
+    for j, chunk in enumerate(chunks):
+        if j and where[j] != where[j - 1]:
+            at = 0
+        starts.append(at)
+        at += len(chunk) + len(fills.get(j, ""))
+    return Anchors(tuple(s.moved(where[s.chunk], starts[s.chunk] + s.base)
+                         for s in anchors.sites))
+
+
+def final_check(checker: Checker, chunks: Sequence[str], fills: dict[int, str], *,
+                anchored: bool = True, deadline: float | None = FINAL_DEADLINE_S,
+                max_steps: int | None = None,
+                cancel: Callable[[], bool] | None = None) -> FinalVerdict:
+    """The exact verdict on `chunks` with the holes of `fills` filled (see the module
+    docstring). `anchored`: keep the reading of the text of `chunks`, as the fill did."""
+    chunks = list(chunks)
+    anchors = checker.anchors(chunks) if anchored else Anchors(())
+    merged, _ = filled(chunks, fills)
+    if len(merged) == 1:
+        order = [fills.get(i, "") for i in range(len(chunks) - 1)]
+        if anchored and not respected(checker.lexer.reference, chunks, order, anchors):
+            return FinalVerdict(Verdict.NO, "the filling changes how the text around it reads")
+        judged = _oracle(checker.language, chunks, order)
+        if judged is not None:
+            return judged
+    kwargs = {} if max_steps is None else {"max_steps": max_steps}
+    res = checker.check(merged, anchors=moved_anchors(chunks, fills, anchors),
+                        deadline=deadline, cancel=cancel, **kwargs)
+    if res.verdict is Verdict.YES:
+        return FinalVerdict(Verdict.YES)
+    if res.verdict is Verdict.NO:
+        return FinalVerdict(Verdict.NO, "the whole-document check refuses the filled text")
+    return FinalVerdict(Verdict.UNKNOWN,
+                        f"the whole-document check did not finish ({res.reason or 'budget'})")
+
+
+def _oracle(language: str, chunks: Sequence[str], fills: Sequence[str]) -> FinalVerdict | None:
+    """The in-process reader's verdict on the filled text, or None to let our check decide."""
+    text = "".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True))
+    if language == "json":
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            return FinalVerdict(Verdict.NO, f"JSON refuses the filled text: {exc}")
+        return FinalVerdict(Verdict.YES)
+    if language != "python":
+        return None
+    if any("\0" in fill for fill in fills):
+        return FinalVerdict(Verdict.NO, "CPython refuses source code with a NUL byte")
+    from holefill.check.window import syntax_error
+
+    error = syntax_error(text)
+    if error is None:
+        return FinalVerdict(Verdict.YES)
+    line, message = error
+    if any(lo <= line <= hi for lo, hi in _filled_lines(chunks, fills)):
+        return FinalVerdict(Verdict.NO, f"CPython refuses line {line}: {message}")
+    return None
+
+
+def _filled_lines(chunks: Sequence[str], fills: Sequence[str]) -> list[tuple[int, int]]:
+    """For each filling, the first and last line (1-based) of the filled text it touches:
+    from its own first line to the line the text after it continues on. CPython counts a
+    lone CR as a line break too."""
+    spans, line = [], 1
+    for chunk, fill in zip(chunks, fills, strict=False):
+        line += _breaks(chunk)
+        spans.append((line, line + _breaks(fill)))
+        line += _breaks(fill)
+    return spans
+
+
+def _breaks(text: str) -> int:
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
