@@ -47,6 +47,15 @@ def test_syntax_this_interpreter_cannot_read_outside_the_fill_goes_to_our_check(
     assert final_check(PY, ["type X = int\nx = ", "\n"], {0: ""}).verdict is Verdict.NO
 
 
+def test_the_files_own_newer_syntax_after_the_fill_is_left_to_our_check() -> None:
+    """On 3.11 CPython stops at the `type` line after the filled one; that line fails alone
+    too, so it is the file's, and our check decides (YES). A user line that fails only after
+    the fill stays CPython's NO (a space-indented line the fill wrote before a tab one)."""
+    assert final_check(PY, ["x = ", "\ntype X = int\n"], {0: "1"}).verified
+    got = final_check(PY, ["if x:\n", "    d = 0\n\tb = 2\n"], {0: "    a = 1\n"})
+    assert got.verdict is Verdict.NO and "line 4" in (got.reason or "")
+
+
 def test_a_nul_byte_in_a_python_fill_is_refused() -> None:
     assert final_check(PY, ["x = '", "'\n"], {0: "\0"}).verdict is Verdict.NO
 

@@ -24,11 +24,14 @@ read by 3.11); then our grammar's exact check decides.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from holefill.check.checker import Checker, Verdict
 from holefill.lexing.anchors import Anchors, respected
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 # Seconds the whole check of a finished fill may take before it answers UNKNOWN.
 FINAL_DEADLINE_S = 10.0
@@ -38,6 +41,10 @@ FINAL_DEADLINE_S = 10.0
 class FinalVerdict:
     verdict: Verdict
     reason: str | None = None  # why not YES, in words a user can act on
+    # who said so: "check" (our exact check), "reading" (the anchors), or the language's
+    # own reader ("cpython", "json"): a NO from a reader where our grammar says yes is a gap
+    # in the grammar; a NO from "check" or "reading" is a fast path's bug
+    judge: str = "check"
 
     @property
     def verified(self) -> bool:
@@ -84,7 +91,8 @@ def final_check(checker: Checker, chunks: Sequence[str], fills: dict[int, str], 
     if len(merged) == 1:
         order = [fills.get(i, "") for i in range(len(chunks) - 1)]
         if anchored and not respected(checker.lexer.reference, chunks, order, anchors):
-            return FinalVerdict(Verdict.NO, "the filling changes how the text around it reads")
+            return FinalVerdict(Verdict.NO, "the filling changes how the text around it reads",
+                                "reading")
         judged = _oracle(checker.language, chunks, order)
         if judged is not None:
             return judged
@@ -106,34 +114,53 @@ def _oracle(language: str, chunks: Sequence[str], fills: Sequence[str]) -> Final
         try:
             json.loads(text)
         except ValueError as exc:
-            return FinalVerdict(Verdict.NO, f"JSON refuses the filled text: {exc}")
-        return FinalVerdict(Verdict.YES)
+            return FinalVerdict(Verdict.NO, f"JSON refuses the filled text: {exc}", "json")
+        return FinalVerdict(Verdict.YES, judge="json")
     if language != "python":
         return None
     if any("\0" in fill for fill in fills):
-        return FinalVerdict(Verdict.NO, "CPython refuses source code with a NUL byte")
+        return FinalVerdict(Verdict.NO, "CPython refuses source code with a NUL byte",
+                            "cpython")
     from holefill.check.window import syntax_error
 
     error = syntax_error(text)
     if error is None:
-        return FinalVerdict(Verdict.YES)
+        return FinalVerdict(Verdict.YES, judge="cpython")
     line, message = error
-    if any(lo <= line <= hi for lo, hi in _filled_lines(chunks, fills)):
-        return FinalVerdict(Verdict.NO, f"CPython refuses line {line}: {message}")
-    return None
+    first, last = _filled_lines(chunks, fills)
+    if line < first or (line > last and _own_error(text, last, line)):
+        return None  # the fixed text's own syntax, beyond this interpreter
+    return FinalVerdict(Verdict.NO, f"CPython refuses line {line}: {message}", "cpython")
 
 
-def _filled_lines(chunks: Sequence[str], fills: Sequence[str]) -> list[tuple[int, int]]:
-    """For each filling, the first and last line (1-based) of the filled text it touches:
-    from its own first line to the line the text after it continues on. CPython counts a
-    lone CR as a line break too."""
+def _own_error(text: str, last: int, line: int) -> bool:
+    """Whether the error at `line`, after every filled line (the last is `last`), is the
+    fixed text's own: the text from the first column-0 statement line after the fills up to
+    `line` fails alone at the same line. (A filling that left a bracket or a string open
+    would be what breaks the text after it; then that text alone does not fail there, and
+    CPython's NO stands.)"""
+    from holefill.check.window import syntax_error
+
+    lines = _LINE.findall(text)
+    for k in range(last, min(line, len(lines))):  # k: 0-based index of line k + 1
+        head = lines[k][:1]
+        if head and not head.isspace() and head not in "#\\)]}":
+            error = syntax_error("".join(lines[k:]))
+            return error is not None and error[0] + k == line
+    return False
+
+
+def _filled_lines(chunks: Sequence[str], fills: Sequence[str]) -> tuple[int, int]:
+    """The first and last line (1-based) of the filled text that a filling touches: from the
+    first filling's own line to the line the text after the last one goes on from."""
     spans, line = [], 1
     for chunk, fill in zip(chunks, fills, strict=False):
         line += _breaks(chunk)
         spans.append((line, line + _breaks(fill)))
         line += _breaks(fill)
-    return spans
+    return spans[0][0], spans[-1][1]
 
 
 def _breaks(text: str) -> int:
-    return text.count("\n") + text.count("\r") - text.count("\r\n")
+    """Line breaks as CPython counts them: a lone CR is one too."""
+    return len(_LINE.findall(text)) - (not text.endswith(("\n", "\r")) and bool(text))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from holefill.check.checker import DEFAULT_MAX_STEPS, Verdict
+from holefill.check.final import FINAL_DEADLINE_S
 from holefill.check.focus import SPLITTABLE
 from holefill.check.incremental import IncrementalCheck
 from holefill.check.segments import Segment
@@ -164,13 +165,16 @@ class Completer:
 
         ``options`` are the other ``DecodeSettings`` fields: top_k, temperature, top_p,
         on_stuck ("witness", "best-stop", "stop"), heal, multiline, max_check_steps,
-        hole_placeholder, max_prompt_tokens, block_indent, replaceable. Raises LanguageError
+        hole_placeholder, max_prompt_tokens, block_indent, replaceable; and
+        final_deadline_s, the seconds the exact check of the filled document may take
+        (holefill.check.final; past them the result is unverified). Raises LanguageError
         for an unknown language, NotCompletable when no filling can make the text valid,
         Cancelled when ``cancel`` fired.
         """
         chunks = list(chunks)
         if len(chunks) < 2:
             raise ValueError("chunks must hold at least two strings (one hole)")
+        deadline = options.pop("final_deadline_s", FINAL_DEADLINE_S)
         if self.decoder == "diffusion":  # options: the fields of DiffusionSettings
             from holefill.decode.diffusion import diffuse
 
@@ -181,7 +185,8 @@ class Completer:
                               options=options)
             res = FillResult(out.fills, out.verified, out.stats, out.holes)
             return finish(res, chunks, language, only, constrained=constrained,
-                          anchored=options.get("anchored", True), cancel=_as_callable(cancel))
+                          anchored=options.get("anchored", True), deadline=deadline,
+                          cancel=_as_callable(cancel))
         settings = DecodeSettings(constrained=constrained, max_new_tokens=max_new_tokens,
                                   seed=seed, **options)
         with self._lock:
@@ -192,7 +197,7 @@ class Completer:
                 self._engines.trim()
         return finish(res, chunks, language, only, constrained=constrained,
                       anchored=settings.anchored, max_steps=settings.max_check_steps,
-                      cancel=_as_callable(cancel))
+                      deadline=deadline, cancel=_as_callable(cancel))
 
     def complete(self, prefix: str, suffix: str, language: str, **kwargs: Any) -> FillResult:
         """Fill-in-the-middle at one cursor: ``fill([prefix, suffix], ...)``."""
@@ -201,7 +206,7 @@ class Completer:
 
 def finish(res: FillResult, chunks: Sequence[str], language: str,
            only: Sequence[int] | None, *, constrained: bool = True, anchored: bool = True,
-           max_steps: int | None = None,
+           max_steps: int | None = None, deadline: float | None = None,
            cancel: Callable[[], bool] | None = None) -> FillResult:
     """`res` with its verdict from the exact check of the whole filled document
     (holefill.check.final): no fill is called verified on the word of the fast paths that
@@ -217,7 +222,7 @@ def finish(res: FillResult, chunks: Sequence[str], language: str,
     t0 = time.perf_counter()
     final = final_check(Checker.for_language(language), chunks,
                         dict(zip(todo, res.fills, strict=True)), anchored=anchored,
-                        max_steps=max_steps, cancel=cancel)
+                        max_steps=max_steps, deadline=deadline, cancel=cancel)
     res.stats["final_ms"] = (time.perf_counter() - t0) * 1e3
     if cancel is not None and cancel():
         raise Cancelled("the fill was cancelled")
@@ -225,8 +230,10 @@ def finish(res: FillResult, chunks: Sequence[str], language: str,
         res.verified, res.reason = True, None
         return res
     if final.verdict is Verdict.NO and constrained and res.verified:
-        log.error("a fill every check accepted is refused by the exact check (%s): a fast "
-                  "path disagrees with it; please report the document", final.reason)
+        log.error("a fill every check accepted is refused (%s): %s; please report the "
+                  "document", final.reason,
+                  "a fast path disagrees with the exact check" if final.judge in (
+                      "check", "reading") else "the grammar accepts what the language refuses")
     res.verified, res.refused = False, final.verdict is Verdict.NO
     res.reason = final.reason if res.reason is None or res.refused else res.reason
     return res

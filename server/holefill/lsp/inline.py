@@ -36,6 +36,11 @@ def cursor_context(text: str, cursor: int) -> CursorContext:
     return CursorContext(start, end, indent, text[cursor:end])
 
 
+# Seconds an inline suggestion's final whole-file check may take; past them the suggestion
+# is shown as unverified (a large file with other holes open: its exact check reads it all).
+INLINE_FINAL_DEADLINE_S = 2.0
+
+
 def decode_options(text: str, cursor: int, settings: Settings) -> dict:
     """The DecodeSettings fields for a completion at ``cursor``."""
     ctx = cursor_context(text, cursor)
@@ -58,6 +63,8 @@ def decode_options(text: str, cursor: int, settings: Settings) -> dict:
         "stop_at_blank_line": multiline,
         "block_indent": indent if settings.stay_in_block and indent > 0 else None,
         "replaceable": closers.group(0) if closers else "",
+        # the exact check of the filled file (holefill.check.final) within typing's patience
+        "final_deadline_s": INLINE_FINAL_DEADLINE_S,
     }
 
 
