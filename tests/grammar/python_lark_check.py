@@ -64,6 +64,28 @@ class Lexeme:
     offset: int  # code-point offset in the source (-1 for layout tokens)
 
 
+def _glued_names(tokens):
+    """The tokenize module of Python < 3.12 reads names as `\\w+`, so a name holding an
+    XID character outside `\\w` (`a\u00b7`, `\u2118`) comes out as NAME and ERRORTOKEN
+    pieces. Glue adjacent pieces back into one NAME where the result is an identifier (what
+    CPython's C tokenizer reads)."""
+    held = None
+    for t in tokens:
+        if held is not None and t.type in (tok.NAME, tok.ERRORTOKEN) and t.start == held.end \
+                and (held.string + t.string).isidentifier():
+            held = held._replace(type=tok.NAME, string=held.string + t.string, end=t.end)
+            continue
+        if held is not None:
+            yield held
+            held = None
+        if t.type in (tok.NAME, tok.ERRORTOKEN) and t.string.isidentifier():
+            held = t._replace(type=tok.NAME)
+        else:
+            yield t
+    if held is not None:
+        yield held
+
+
 def cpython_lexemes(source: str) -> list[Lexeme]:
     """Tokenize with CPython and return our lexemes. Raises Rejected on tokenizer errors."""
     line_starts = [0]
@@ -76,8 +98,10 @@ def cpython_lexemes(source: str) -> list[Lexeme]:
     out: list[Lexeme] = []
     fdepth = 0
     fstart = 0
+    if "\0" in source:  # CPython's tokenizer refuses it anywhere; the tokenize module does not
+        raise Rejected("source code cannot contain null bytes")
     try:
-        for t in tokenize.generate_tokens(io.StringIO(source).readline):
+        for t in _glued_names(tokenize.generate_tokens(io.StringIO(source).readline)):
             if FSTRING_START is not None and t.type == FSTRING_START:
                 if fdepth == 0:
                     fstart = offset(t.start)

@@ -195,6 +195,8 @@ def lark_checker():
     # Lark's compiled pattern, so that CPython string tokens our FSTRING rejects are rejected.
     pattern = checker.lark.get_terminal("FSTRING").pattern
     checker.regexes["FSTRING"] = re.compile(pattern.to_regexp(), re.S)
+    # NAME too is built from helpers (_XID_START, _XID_CONTINUE).
+    checker.regexes["NAME"] = re.compile(checker.lark.get_terminal("NAME").pattern.to_regexp())
     return checker
 
 

@@ -154,14 +154,26 @@ def determinize(nfa: NFA, starts: list[int]) -> tuple[DFA, list[frozenset[int]]]
     """Subset construction. Returns the DFA (accept left -1) and, per DFA state, the set of
     NFA accept labels it contains."""
     boundaries = boundaries_of(iv for es in nfa.edges for iv, _ in es)
-    moves: list[list[tuple[int, int, int]]] = []
+    spans: list[list[tuple[int, int, int, int]]] = []  # (first class, last class, target, edge)
+    n_edges = 0
     for es in nfa.edges:
         m = []
         for iv, t in es:
             for lo, hi in iv:
                 a, b = class_range(boundaries, lo, hi)
-                m.append((a, b, t))
-        moves.append(m)
+                m.append((a, b, t, n_edges))
+            n_edges += 1
+        spans.append(m)
+    # The subset construction runs over groups of classes that every NFA edge treats alike
+    # (a Unicode class such as XID_Start brings thousands of intervals that no other edge
+    # tells apart), then each row is spread back over the classes.
+    group, n_groups = _class_groups(spans, len(boundaries) + 1)
+    moves: list[list[tuple[int, int]]] = []
+    for m in spans:
+        seen_moves: set[tuple[int, int]] = set()
+        for a, b, t, _ in m:
+            seen_moves.update((group[c], t) for c in range(a, b + 1))
+        moves.append(sorted(seen_moves))
     closure_memo: dict[int, frozenset[int]] = {}
 
     def closure(q: int) -> frozenset[int]:
@@ -183,21 +195,19 @@ def determinize(nfa: NFA, starts: list[int]) -> tuple[DFA, list[frozenset[int]]]
     index = {start_set: 0}
     sets = [start_set]
     trans: list[list[int]] = []
-    n_classes = len(boundaries) + 1
     i = 0
     while i < len(sets):
         cur = sets[i]
         i += 1
         buckets: dict[int, set[int]] = {}
         for q in cur:
-            for a, b, t in moves[q]:
-                for c in range(a, b + 1):
-                    bk = buckets.get(c)
-                    if bk is None:
-                        buckets[c] = {t}
-                    else:
-                        bk.add(t)
-        row = [-1] * n_classes
+            for c, t in moves[q]:
+                bk = buckets.get(c)
+                if bk is None:
+                    buckets[c] = {t}
+                else:
+                    bk.add(t)
+        row = [-1] * n_groups
         cache: dict[frozenset[int], int] = {}
         for c, targets in buckets.items():
             key0 = frozenset(targets)
@@ -211,9 +221,34 @@ def determinize(nfa: NFA, starts: list[int]) -> tuple[DFA, list[frozenset[int]]]
                     sets.append(nxt)
                 cache[key0] = j
             row[c] = j
-        trans.append(row)
+        trans.append([row[g] for g in group])
     labels = [frozenset(nfa.accept[q] for q in s if q in nfa.accept) for s in sets]
     return DFA(boundaries, trans, [-1] * len(sets)), labels
+
+
+def _class_groups(spans: list[list[tuple[int, int, int, int]]], n_classes: int
+                  ) -> tuple[list[int], int]:
+    """Group id per class: classes lie in one group when exactly the same NFA edges hold
+    them (an NFA edge is one interval set: spans a..b sharing an edge id). Found by
+    sweeping the span ends; a class's key is the set of edges open at it, rebuilt only where
+    it changes (the spans of one edge are disjoint, so an edge is never open twice)."""
+    opens: list[list[int]] = [[] for _ in range(n_classes + 1)]
+    closes: list[list[int]] = [[] for _ in range(n_classes + 1)]
+    for m in spans:
+        for a, b, _, edge in m:
+            opens[a].append(edge)
+            closes[b + 1].append(edge)
+    active: set[int] = set()
+    key: tuple[int, ...] = ()
+    ids: dict[tuple[int, ...], int] = {}
+    group = [0] * n_classes
+    for c in range(n_classes):
+        if opens[c] or closes[c]:
+            active.difference_update(closes[c])
+            active.update(opens[c])
+            key = tuple(sorted(active))
+        group[c] = ids.setdefault(key, len(ids))
+    return group, len(ids)
 
 
 def subset_from_dfa(dfa: DFA, starts: Iterable[int], accepting: set[int]) -> DFA:
@@ -247,16 +282,33 @@ def subset_from_dfa(dfa: DFA, starts: Iterable[int], accepting: set[int]) -> DFA
 def minimize(dfa: DFA) -> DFA:
     """Trim (keep states reachable from 0 and co-reachable; 0 is always kept), merge
     equivalent states (Moore refinement; different labels never merge), renumber in BFS
-    order from 0, and merge adjacent classes with identical columns."""
-    n = dfa.n_states
+    order from 0, and merge adjacent classes with identical columns.
+
+    The states are merged over the distinct columns only (classes with the same column in
+    every state behave alike; a Unicode class brings thousands of them), then spread back."""
     nc = dfa.n_classes
+    cols: dict[tuple[int, ...], int] = {}
+    group = [cols.setdefault(col, len(cols)) for col in zip(*dfa.trans, strict=True)]
+    first: dict[int, int] = {}
+    for c, g in enumerate(group):
+        first.setdefault(g, c)  # groups are numbered in the order they first occur
+    reps = list(first.values())
+    trans, accept = _merge_states([[row[c] for c in reps] for row in dfa.trans], dfa.accept)
+    full = [[row[g] for g in group] for row in trans] if group else [[] for _ in trans]
+    return compact_classes(DFA(list(dfa.boundaries), full, accept), nc)
+
+
+def _merge_states(dfa_trans: list[list[int]], dfa_accept: list[int]
+                  ) -> tuple[list[list[int]], list[int]]:
+    """`minimize` over rows of (distinct) columns: the new rows and labels."""
+    n = len(dfa_trans)
     # forward reachability
     reach = [False] * n
     reach[0] = True
     stack = [0]
     while stack:
         s = stack.pop()
-        for t in dfa.trans[s]:
+        for t in dfa_trans[s]:
             if t >= 0 and not reach[t]:
                 reach[t] = True
                 stack.append(t)
@@ -264,11 +316,11 @@ def minimize(dfa: DFA) -> DFA:
     rev: list[list[int]] = [[] for _ in range(n)]
     for s in range(n):
         if reach[s]:
-            for t in set(dfa.trans[s]):
+            for t in set(dfa_trans[s]):
                 if t >= 0:
                     rev[t].append(s)
     co = [False] * n
-    stack = [s for s in range(n) if reach[s] and dfa.accept[s] >= 0]
+    stack = [s for s in range(n) if reach[s] and dfa_accept[s] >= 0]
     for s in stack:
         co[s] = True
     while stack:
@@ -281,9 +333,9 @@ def minimize(dfa: DFA) -> DFA:
     if not co[0]:
         live = [0] + [s for s in live if s != 0]
     keep = set(live)
-    trans = {s: [t if t in keep else -1 for t in dfa.trans[s]] for s in live}
+    trans = {s: [t if t in keep else -1 for t in dfa_trans[s]] for s in live}
     # Moore refinement
-    block = {s: dfa.accept[s] for s in live}
+    block = {s: dfa_accept[s] for s in live}
     n_blocks = len(set(block.values()))
     while True:
         sig: dict[tuple[int, ...], int] = {}
@@ -321,8 +373,8 @@ def minimize(dfa: DFA) -> DFA:
                 queue.append(tb)
             row.append(order[tb])
         new_trans.append(row)
-        new_accept.append(dfa.accept[s])
-    return compact_classes(DFA(list(dfa.boundaries), new_trans, new_accept), nc)
+        new_accept.append(dfa_accept[s])
+    return new_trans, new_accept
 
 
 def compact_classes(dfa: DFA, nc: int | None = None) -> DFA:

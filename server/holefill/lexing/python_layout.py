@@ -296,7 +296,7 @@ def indent_width(ws: str) -> int:
 
 _LEAD = re.compile(r"([ \t\f]*)[^ \t\f\r\n#\\]")
 _BLANK_FIRST = re.compile(r"[ \t\f]*(?:[\r\n#]|$)")  # a first line without tokens
-_LINE_START = re.compile(r"(?:^|\n)([ \t\f]*)(?=[^ \t\f\r\n#\\])")
+_LINE_START = re.compile(r"(?:^|[\r\n])([ \t\f]*)(?=[^ \t\f\r\n#\\])")  # \r alone ends lines too
 
 
 def indent_unit(chunks: Sequence[str]) -> int | None:
@@ -976,6 +976,11 @@ def _after_layout_token(lay: Layout, label: int, lx: PythonLayoutLexer) -> Layou
     return lay
 
 
+def _last_line(text: str) -> str:
+    """The text after the last line break (`\\n`, `\\r\\n` or a lone `\\r`)."""
+    return text[max(text.rfind("\n"), text.rfind("\r")) + 1:]
+
+
 def _leading_blanks(text: str) -> str:
     """The spaces, tabs and form feeds `text` begins with."""
     return text[: len(text) - len(text.lstrip(" \t\f"))]
@@ -1170,7 +1175,7 @@ class _PythonRender:
         """Spaces that bring the line the text `before` ends in (its indentation so far) and
         the indentation chunk `chunk` begins with to `width` columns."""
         lead = indent_width(_leading_blanks(self.chunks[chunk]))
-        have = indent_width(before[max(before.rfind("\n"), before.rfind("\r")) + 1:])
+        have = indent_width(_last_line(before))
         return " " * max(0, width - have - lead)
 
     def _pinned_indents(self, ps: list[tuple], levels: list[int],
@@ -1268,9 +1273,9 @@ class _PythonRender:
         says of the levels the hole leaves open."""
         lay_lx = self.lx.layout
         prev = self.chunks[h]
-        last_line = prev[prev.rfind("\n") + 1:]
+        last_line = _last_line(prev)
         ws = _leading_blanks(last_line)
-        at_start = last_line.strip() == "" and "\n" in prev
+        at_start = last_line.strip() == "" and len(last_line) < len(prev)
         col = indent_width(ws) if at_start else 0
         levels = [w for w in lay.stack if w >= 0] if lay is not None else [indent_width(ws)]
         out: list[str] = []
@@ -1334,7 +1339,7 @@ class _PythonRender:
                             out.append(self._pad_to(width_after, prev + "".join(out), h + 1))
                             at_start, glued = False, True  # the line's width is settled
                         continue
-                    at_start, col, glued = True, indent_width(text.split("\n")[-1]), True
+                    at_start, col, glued = True, indent_width(_last_line(text)), True
                     continue
                 put(text, left, term, whole)
                 glued = right
