@@ -119,6 +119,7 @@ def run(model: str, fills: int, seed: int,
         rng = random.Random(seed)
         table: dict[str, Counter] = {}
         bad: list[dict] = []
+        reasons: Counter = Counter()
         names = [n for n in files if readers[n]]
         t0 = time.perf_counter()
         for k in range(fills):
@@ -138,6 +139,8 @@ def run(model: str, fills: int, seed: int,
             row["verified, refused by CPython"] += res.verified and bool(refusals)
             row["unverified"] += not res.verified
             row["unverified, valid"] += not res.verified and not refusals
+            if not res.verified:
+                reasons[re.sub(r"line \d+", "line N", res.reason or "?")[:90]] += 1
             if res.verified and refusals:
                 bad.append({"file": name, "chunks": chunks, "fills": res.fills,
                             "cpython": refusals})
@@ -146,6 +149,8 @@ def run(model: str, fills: int, seed: int,
                       file=sys.stderr)
         versions = oracles.names
         oracles.close()
+    for reason, n in reasons.most_common():
+        print(f"unverified {n}x: {reason}")
     return table, bad, versions
 
 
