@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from holefill.errors import HolefillError
@@ -21,6 +21,9 @@ from holefill.errors import HolefillError
 # How often (in spends) the clock and the cancel callback are looked at: a spend is a few
 # hundred nanoseconds of Python work, so this keeps the reaction within about a millisecond.
 POLL_EVERY = 512
+# Items a linear scan of the text or of a raw graph handles between two polls (`blocks`):
+# a few milliseconds of Python at most.
+SCAN_BLOCK = 8192
 
 
 class BudgetExhausted(HolefillError):
@@ -38,6 +41,13 @@ class Budget:
         self.cancel = cancel
         self.spent = 0
         self._poll = POLL_EVERY
+
+    def sharing_time(self, steps: int | None) -> Budget:
+        """A budget of `steps` with this one's deadline and cancel callback (a check run
+        inside a check, as the witness's re-check)."""
+        out = Budget(steps, None, self.cancel)
+        out.deadline = self.deadline
+        return out
 
     def spend(self, n: int = 1) -> None:
         """Counts n steps; raises BudgetExhausted when the budget is gone."""
@@ -70,6 +80,21 @@ class Budget:
         if self.left is None:
             return default
         return max(1, min(default, self.left))
+
+
+def poll(budget: Budget | None) -> None:
+    """`budget.poll()` when there is a budget: the stages that read the whole text or
+    graph once (limits, closers ahead, spans) poll between blocks of SCAN_BLOCK items
+    without spending steps, so that the step budget keeps meaning the search's work."""
+    if budget is not None:
+        budget.poll()
+
+
+def blocks(n: int, budget: Budget | None, size: int = SCAN_BLOCK) -> Iterator[range]:
+    """range(n) in consecutive blocks of `size`, polling `budget` before each."""
+    for lo in range(0, n, size):
+        poll(budget)
+        yield range(lo, min(n, lo + size))
 
 
 def stopped_native(budget: Budget | None, poll: Any, spent: int) -> BudgetExhausted:

@@ -19,6 +19,7 @@ import numpy as np
 
 from holefill.budget import Budget, BudgetExhausted
 from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar
+from holefill.check.merge import MAX_HOLES, merge_adjacent_holes
 from holefill.grammar.tables import CompiledGrammar
 from holefill.lexing.anchors import PLAIN, Anchors, ReferenceLexer, respected
 from holefill.lexing.holes import HoleLexer, LexemeNFA
@@ -55,9 +56,9 @@ class PartialLexer(Protocol):
     def build(self, chunks: Sequence[str], anchors: Anchors | None = None,
               budget: Budget | None = None) -> LexemeNFA: ...
 
-    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+    def beyond_limits(self, chunks: Sequence[str], budget: Budget | None = None) -> str | None:
         """Why the language's own compiler would refuse every filling although the grammar
-        may accept one (nesting too deep, ...), or None."""
+        may accept one (nesting too deep, ...), or None; polls `budget` while it reads."""
         ...
 
     def render_witness(
@@ -93,7 +94,7 @@ class GenericLexer:
               budget: Budget | None = None) -> LexemeNFA:
         return self.holes.build(chunks, anchors, budget)
 
-    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+    def beyond_limits(self, chunks: Sequence[str], budget: Budget | None = None) -> str | None:
         return None
 
     SEPARATORS = (" ", "\n")
@@ -213,25 +214,32 @@ class Checker:
         """One check. `anchors`: the reading to keep (default: that of `chunks` themselves);
         `anchored=False` checks the plain grammar semantics instead. `max_steps` bounds the
         work of every stage (lexing with holes, layout, core), `deadline` (seconds) its wall
-        time, `cancel` stops it: each answers UNKNOWN, with the reason in stats["reason"]."""
+        time, `cancel` stops it: each answers UNKNOWN (never NO), with the reason in
+        `reason`. The deadline and the cancel callback cover every stage, the reading of the
+        anchors and the scan for CPython's limits included."""
         chunks = list(chunks)
         if not chunks:
             raise ValueError("chunks must hold at least one string")
-        if not anchored:
-            anchors = PLAIN
-        elif anchors is None:
-            anchors = self.lexer.anchors(chunks)
+        return self._check(chunks, Budget(max_steps, deadline, cancel), want_witness,
+                           max_steps, PLAIN if not anchored else anchors)
+
+    def _check(self, chunks: list[str], budget: Budget, want_witness: bool, max_steps: int,
+               anchors: Anchors | None) -> CheckResult:
         t0 = time.perf_counter()
-        reason = self.lexer.beyond_limits(chunks)
-        if reason is not None:
-            return CheckResult(Verdict.UNKNOWN, reason=reason)
-        budget = Budget(max_steps, deadline, cancel)
         try:
+            budget.poll()
+            merged = merge_adjacent_holes(chunks, anchors)
+            if merged.holes > MAX_HOLES:
+                return CheckResult(Verdict.UNKNOWN, reason=(
+                    f"{merged.holes} holes in one check (more than {MAX_HOLES}, after "
+                    "merging adjacent ones): fill fewer at a time"))
+            chunks = merged.chunks
+            anchors = self.lexer.anchors(chunks) if merged.anchors is None else merged.anchors
+            reason = self.lexer.beyond_limits(chunks, budget)
+            if reason is not None:
+                return CheckResult(Verdict.UNKNOWN, reason=reason)
             nfa = self.lexer.build(chunks, anchors, budget)
-        except BudgetExhausted as exc:
-            return CheckResult(Verdict.UNKNOWN, reason=str(exc))
-        t1 = time.perf_counter()
-        try:
+            t1 = time.perf_counter()
             with self._lock:
                 res = self._native.run(
                     nfa.n_states,
@@ -251,17 +259,21 @@ class Checker:
             "core_ms": (t2 - t1) * 1e3,
             "nfa_states": nfa.n_states,
             "nfa_edges": nfa.n_edges,
+            "holes_merged": float(len(merged.kept) - merged.holes),
             **{k: float(v) for k, v in res.stats.items()},
         }
         fills = None
         reason = "the work budget ran out in the core" if verdict is Verdict.UNKNOWN else None
         if verdict is Verdict.YES and want_witness and res.witness is not None:
-            fills = self._render(chunks, nfa, res.witness, stats, anchors)
+            fills = self._render(chunks, nfa, res.witness, stats, anchors, budget)
             stats["render_ms"] = (time.perf_counter() - t2) * 1e3
             if fills is None:  # YES is proven, but no text we can show proves it
                 verdict = Verdict.UNKNOWN
-                reason = ("no rendering of the witness passed the whole-program check "
-                          "(a renderer bug: please report the text)")
+                reason = ("no rendering of the witness passed the whole-program check in "
+                          "its budget (if the budget was not the cause: a renderer bug, "
+                          "please report the text)")
+            else:
+                fills = merged.unmerge(fills)
         return CheckResult(verdict, fills, stats, reason)
 
     def _render(
@@ -271,6 +283,7 @@ class Checker:
         leaves: Sequence[tuple[int, int]],
         stats: dict[str, float],
         anchors: Anchors,
+        budget: Budget,
     ) -> list[str] | None:
         """Render the witness and re-check the filled text as a whole program; a rendering
         that maximal munch would lex differently, or that the whole check refuses, is
@@ -290,8 +303,10 @@ class Checker:
             if fills is None:
                 break
             text = "".join(c + f for c, f in zip(chunks, fills + [""], strict=True))
+            again = budget.sharing_time(DEFAULT_MAX_STEPS)  # within the check's time
             if (respected(self.lexer.reference, chunks, fills, anchors)
-                    and self.check([text]).verdict is Verdict.YES):
+                    and self._check([text], again, False, DEFAULT_MAX_STEPS,
+                                    None).verdict is Verdict.YES):
                 stats["witness_verified"] = 1.0
                 return fills
             attempt += 1

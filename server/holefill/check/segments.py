@@ -75,6 +75,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from holefill.budget import Budget, poll
 from holefill.lexing.anchors import ERROR, ReferenceLexer, Site
 from holefill.lexing.relex import code_points
 
@@ -101,24 +102,30 @@ class Segment:
 
 
 def split_segments(language: str, reference: ReferenceLexer | None, chunks: Sequence[str],
-                   sites: Sequence[Site], adjacent: np.ndarray | None = None) -> list[Segment]:
+                   sites: Sequence[Site], adjacent: np.ndarray | None = None,
+                   budget: Budget | None = None) -> list[Segment]:
     """The segments of `chunks` (the user's document, a hole between each pair of chunks)
     with `sites` its anchor sites (empty: the plain semantics, no readings to keep). One
     segment (the whole document) for other languages than Python, C and C++, and for one
     hole. `adjacent`: the grammar's adjacent terminals (Checker.adjacent), which let Python
-    cuts set aside readings no filling can have."""
+    cuts set aside readings no filling can have. `budget`: polled per chunk (its deadline
+    and cancel callback raise BudgetExhausted)."""
     whole = [Segment(0, tuple(chunks), tuple(sites))]
     if len(chunks) < 3 or reference is None or not sites:
         return whole
     cuts: dict[int, tuple[int, str]]
     if language == "python":
         by_chunk = {s.chunk: s for s in sites}
-        cuts = {j: (p, "") for j in range(1, len(chunks) - 1)
-                if (p := find_cut(reference, chunks[j], by_chunk.get(j), True, adjacent))
-                is not None}
+        cuts = {}
+        for j in range(1, len(chunks) - 1):
+            poll(budget)
+            p = find_cut(reference, chunks[j], by_chunk.get(j), True, adjacent)
+            if p is not None:
+                cuts[j] = (p, "")
     elif language in ("c", "cpp"):
         from holefill.check.segments_brace import brace_cuts
 
+        poll(budget)
         cuts = brace_cuts(language, reference, chunks, sites)
     else:
         return whole

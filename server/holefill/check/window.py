@@ -73,12 +73,15 @@ import functools
 import io
 import itertools
 import re
+import threading
 import tokenize
 import warnings
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from holefill.budget import Budget, poll
 from holefill.check.window_brace import BRACE_LANGUAGES, brace_head, brace_window
 from holefill.languages import get_language
 from holefill.lexing.anchors import Anchors
@@ -140,10 +143,12 @@ class Window:
         return Anchors(tuple(out))
 
 
-def find_window(language: str, chunks: Sequence[str], *, indented: bool = True) -> Window:
+def find_window(language: str, chunks: Sequence[str], *, indented: bool = True,
+                budget: Budget | None = None) -> Window:
     """The nearest clean boundaries around all holes of `chunks` (see the module docstring;
     C, C++ and JSON: holefill.check.window_brace); `indented=False` keeps Python windows to
-    whole top-level statements. Texts without holes get the whole text."""
+    whole top-level statements. Texts without holes get the whole text. `budget`: its
+    deadline and cancel callback are polled between parses (BudgetExhausted)."""
     name = get_language(language).name
     if len(chunks) < 2:
         return Window()
@@ -152,7 +157,7 @@ def find_window(language: str, chunks: Sequence[str], *, indented: bool = True) 
         return Window(head, tail, prefix, suffix)
     if name != "python":
         return Window()
-    return _python_window(chunks, indented)
+    return _python_window(chunks, indented, budget)
 
 
 def left_start(language: str, first: str) -> int:
@@ -171,12 +176,12 @@ def left_start(language: str, first: str) -> int:
     return _top_head(first)
 
 
-def _python_window(chunks: Sequence[str], indented: bool) -> Window:
+def _python_window(chunks: Sequence[str], indented: bool, budget: Budget | None) -> Window:
     first, last = chunks[0], chunks[-1]
-    s0 = _top_head(first)
-    t0 = _top_tail(last, _decorator_pending(chunks, ""))
+    s0 = _top_head(first, budget)
+    t0 = _top_tail(last, _decorator_pending(chunks, ""), budget)
     if indented:
-        found = _indented_window(chunks, s0, t0)
+        found = _indented_window(chunks, s0, t0, budget)
         if found is not None:
             return found
     return Window(s0, len(last) - t0)
@@ -185,7 +190,7 @@ def _python_window(chunks: Sequence[str], indented: bool) -> Window:
 # --- top level --------------------------------------------------------------------------
 
 
-def _top_head(text: str) -> int:
+def _top_head(text: str, budget: Budget | None = None) -> int:
     """The nearest line start s before the first hole (at the end of `text`) where text[:s]
     is a run of whole statements and text[s:] starts a new one; 0 when there is none."""
     attempts = 0
@@ -198,7 +203,7 @@ def _top_head(text: str) -> int:
         if attempts == MAX_PARSE_ATTEMPTS:
             break
         attempts += 1
-        error_line = _parse_error_line(text[:s])
+        error_line = _parse_error_line(text[:s], budget)
         if error_line is None:
             return s
         # An unclosed bracket or string is reported at its first line, and every boundary
@@ -208,7 +213,7 @@ def _top_head(text: str) -> int:
     return 0
 
 
-def _top_tail(text: str, pending: bool) -> int:
+def _top_tail(text: str, pending: bool, budget: Budget | None = None) -> int:
     """The nearest line start t after the last hole (at the start of `text`) where text[t:]
     is a run of whole statements; len(text) (an empty tail) when there is none. text[t - 1]
     is a fixed line break, so the window's last line cannot run into the tail."""
@@ -223,7 +228,7 @@ def _top_tail(text: str, pending: bool) -> int:
             continue
         attempts += 1
         # Starting inside a string or brackets fails early in the tail, so tries are cheap.
-        if _parse_error_line(text[t:]) is None:
+        if _parse_error_line(text[t:], budget) is None:
             return t
     return len(text)
 
@@ -231,36 +236,39 @@ def _top_tail(text: str, pending: bool) -> int:
 # --- indented -----------------------------------------------------------------------------
 
 
-def _indented_window(chunks: Sequence[str], s0: int, t0: int) -> Window | None:
+def _indented_window(chunks: Sequence[str], s0: int, t0: int,
+                     budget: Budget | None = None) -> Window | None:
     """A run of statements at the body indentation of the top-level statement that holds the
     holes (between s0 and t0), or None. Heads are checked with the placeholder `pass` after
     them, pairs by parsing the top-level statement with the run replaced by it (P in the
     module docstring; the text outside [s0, t0) was parsed by the top-level search)."""
     first, last = chunks[0], chunks[-1]
     nl = "\r\n" if "\r\n" in first[s0:] else "\n"
-    budget = [MAX_INDENTED_ATTEMPTS]
+    parses_left = [MAX_INDENTED_ATTEMPTS]
     for lead, heads in _body_levels(first, s0):  # the innermost body first
         if any(_has_shallower_line(chunk, lead) for chunk in chunks[1:-1]):
             continue  # fixed text between holes leaves this body (`elif`, a new statement)
         tails = _indented_tails(last, t0, lead, _decorator_pending(chunks, lead))
         if not tails:
             continue
-        found = _window_at(first, last, s0, t0, lead, heads, tails, nl, budget)
-        if found is not None or budget[0] <= 0:
+        found = _window_at(first, last, s0, t0, lead, heads, tails, nl, parses_left, budget)
+        if found is not None or parses_left[0] <= 0:
             return found
     return None
 
 
 def _window_at(first: str, last: str, s0: int, t0: int, lead: str, heads: list[int],
-               tails: list[int], nl: str, budget: list[int]) -> Window | None:
-    """The window of statements at indentation `lead`, nearest head and tail first; budget[0]
-    counts the parses left."""
+               tails: list[int], nl: str, parses_left: list[int],
+               budget: Budget | None = None) -> Window | None:
+    """The window of statements at indentation `lead`, nearest head and tail first;
+    parses_left[0] counts the parses left; `budget` is polled before each."""
     placeholder = f"{lead}pass{nl}"
     for s in heads:
         head = first[s0:s] + placeholder
-        budget[0] -= 1
-        if budget[0] < 0:
+        parses_left[0] -= 1
+        if parses_left[0] < 0:
             return None
+        poll(budget)
         path = _placeholder_path(head, lead)
         if path is None:
             continue
@@ -271,10 +279,10 @@ def _window_at(first: str, last: str, s0: int, t0: int, lead: str, heads: list[i
             return None
         wrapper = "".join(f"{level}class _:{nl}" for level in ["", *levels[:-1]])
         for t in tails:
-            budget[0] -= 1
-            if budget[0] < 0:
+            parses_left[0] -= 1
+            if parses_left[0] < 0:
                 return None
-            if _parse_error_line(head + last[t:t0]) is None:
+            if _parse_error_line(head + last[t:t0], budget) is None:
                 # The closing `pass` takes the tail's indentation: see the module docstring.
                 # One more `pass` per enclosing level below it: a filling that closed those
                 # blocks and opened others at new widths fails here, as in the file.
@@ -482,22 +490,42 @@ def _starts_statement(text: str, pos: int) -> bool:
     return not (ch.isspace() or ch in "#\\\ufeff")
 
 
-@functools.lru_cache(maxsize=64)
-def _parse_error_line(source: str) -> int | None:
+def _parse_error_line(source: str, budget: Budget | None = None) -> int | None:
     """None when `ast.parse` accepts `source`, else the line of the error (0 when unknown).
     Cached: later calls for the same document parse the same heads and tails again. A long
-    source is tried block by block first (`_blocks`): when every block parses, so does the
-    source (the top-level lemma), and the blocks an edit left alone are not parsed again."""
-    if len(source) >= BLOCKS_FROM and all(_block_parses(b) for b in _blocks(source)):
-        return None
-    tree = _parse(source)
-    return tree if isinstance(tree, int) else None
+    source is parsed as runs of blocks (`_runs_error_line`); `budget` is polled between
+    the parses."""
+    with _ERROR_LINES_LOCK:
+        got = _ERROR_LINES.get(source)
+        if got is not None:
+            _ERROR_LINES.move_to_end(source)
+            return got[0]
+    poll(budget)
+    if len(source) >= BLOCKS_FROM:
+        line = _runs_error_line(_blocks(source), budget)
+    else:
+        tree = _parse(source)
+        line = tree if isinstance(tree, int) else None
+    with _ERROR_LINES_LOCK:
+        _ERROR_LINES[source] = (line,)
+        while len(_ERROR_LINES) > ERROR_LINES_KEPT:
+            _ERROR_LINES.popitem(last=False)
+    return line
+
+
+ERROR_LINES_KEPT = 64
+_ERROR_LINES: OrderedDict[str, tuple[int | None]] = OrderedDict()
+_ERROR_LINES_LOCK = threading.Lock()
 
 
 def syntax_error(source: str) -> tuple[int, str] | None:
     """None when `ast.parse` accepts `source`, else the line (0 when unknown) and CPython's
-    message; blocks an edit left alone are not parsed again (`_parse_error_line`)."""
-    if _parse_error_line(source) is None:
+    message; blocks an edit left alone are not parsed again (`_runs_error_line`; the
+    source itself is not kept, unlike heads and tails, which requests parse again)."""
+    if len(source) >= BLOCKS_FROM:
+        if _runs_error_line(_blocks(source), None) is None:
+            return None
+    elif not isinstance(_parse(source), int):
         return None
     try:
         with warnings.catch_warnings():
@@ -521,6 +549,39 @@ def syntax_error(source: str) -> tuple[int, str] | None:
 BLOCKS_FROM = 16_384  # characters; shorter sources are parsed whole
 BLOCK_SPREAD = 8
 _BLOCK_BORDER = re.compile(r"^(?:def|class|async[ \t]+def)[ \t(:]", re.MULTILINE)
+
+
+def _runs_error_line(blocks: list[str], budget: Budget | None) -> int | None:
+    """`_parse_error_line` of the concatenation of `blocks` (cut as `_blocks` cuts), parsed
+    as consecutive runs of blocks that parse: from the start of a run, one block, then 2, 4,
+    ... until the run parses or holds every block left (then its error is the source's).
+    Sound by the lemma (each run ends with a line break and the next starts with a column-0
+    `def` or `class`); exact too: where a run parses, its end is outside every bracket and
+    string for the whole source as well (the tokenizer reads the same characters from the
+    same state), so a `def`/`class` line there starts a new statement, and if the source
+    parses, so does the rest from there. Unlike one parse of the whole source, which cannot
+    be interrupted (5 s for 100,000 lines on a loaded machine), each run is a poll apart, and
+    a run whose blocks fail only as one (a string across a border) is found in a few
+    parses."""
+    i, lines_before = 0, 0
+    while i < len(blocks):
+        size = 1
+        while True:
+            poll(budget)
+            rest = i + size >= len(blocks)
+            if size == 1 and not rest:  # blocks an edit left alone are cached
+                if _block_parses(blocks[i]):
+                    break
+            else:
+                got = _parse("".join(blocks[i:i + size]))
+                if not isinstance(got, int):
+                    break
+                if rest:
+                    return lines_before + got if got else 0
+            size = min(2 * size, len(blocks) - i)
+        lines_before += sum(b.count("\n") for b in blocks[i:i + size])
+        i += size
+    return None
 
 
 def _blocks(source: str) -> list[str]:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from holefill.budget import Budget, BudgetExhausted
 from holefill.check.checker import DEFAULT_MAX_STEPS, Verdict
 from holefill.check.final import FINAL_DEADLINE_S
 from holefill.check.focus import SPLITTABLE
@@ -324,32 +325,48 @@ def request_checks(checker: Any, chunks: Sequence[str], settings: DecodeSettings
     """The checks of one request: a constraint per segment of the document (one for the
     whole document when it has no cut, or with ``settings.segmented`` off), each with its own
     window and, with ``settings.incremental``, its own engine (``engine_for(checker, chunks,
-    window, max_steps)``); `memo` keeps classic answers across requests."""
+    window, max_steps)``); `memo` keeps classic answers across requests. `cancel` (the LSP's
+    token also fires at its deadline) is polled between and inside the stages (windows,
+    segments, anchors: seconds for a 100,000-line file): Cancelled when it fires."""
+    budget = Budget(cancel=cancel)
+    try:
+        return _request_checks(checker, list(chunks), settings, cancel, engine_for, memo,
+                               budget)
+    except BudgetExhausted as exc:
+        raise Cancelled(f"the fill was cancelled while its checks were set up ({exc})") from None
+
+
+def _request_checks(checker: Any, chunks: list[str], settings: DecodeSettings,
+                    cancel: Callable[[], bool] | None,
+                    engine_for: Callable[..., IncrementalCheck], memo: VerdictMemo | None,
+                    budget: Budget) -> list[tuple[Segment, Constraint]]:
     from holefill.check.segments import split_segments
     from holefill.check.window import find_window
 
     def constraint(part: Sequence[str], window: Window) -> Constraint:
+        budget.poll()
         return segment_constraint(checker, part, window, settings, cancel, engine_for, memo)
 
-    chunks = list(chunks)
+    def window_of(part: Sequence[str]) -> Window:
+        return find_window(language, part, budget=budget)
+
     language = checker.language
     segments: list[Segment] = []
     if language in ("c", "cpp") and settings.segmented and settings.anchored:
         # cut before any window: one window over far-apart holes is the slow part
         segments = split_segments(language, checker.lexer.reference, chunks,
-                                  list(checker.anchors(chunks).sites))
+                                  list(checker.anchors(chunks).sites), budget=budget)
         if len(segments) > 1:
-            return [(seg, constraint(seg.chunks, find_window(language, seg.chunks)))
-                    for seg in segments]
-    window = find_window(language, chunks)
+            return [(seg, constraint(seg.chunks, window_of(seg.chunks))) for seg in segments]
+    window = window_of(chunks)
+    budget.poll()
     sites = list(checker.anchors(window.apply(chunks)).sites) if settings.anchored else []
     if language == "python" and settings.segmented:
         segments = split_segments(language, checker.lexer.reference, chunks, sites,
-                                  checker.adjacent)
+                                  checker.adjacent, budget)
     if len(segments) < 2:
         return [(Segment(0, tuple(chunks), tuple(sites)), constraint(chunks, window))]
-    return [(seg, constraint(seg.chunks, find_window(language, seg.chunks)))
-            for seg in segments]
+    return [(seg, constraint(seg.chunks, window_of(seg.chunks))) for seg in segments]
 
 
 def segment_constraint(checker: Any, part: Sequence[str], window: Window,

@@ -14,9 +14,12 @@ from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
+import numpy as np
+
 from holefill._native import ffi, lib
-from holefill.budget import Budget, native_poll, stopped_native
+from holefill.budget import SCAN_BLOCK, Budget, native_poll, poll, stopped_native
 from holefill.lexing.holes import LexemeNFA, Place
+from holefill.lexing.native_holes import state_places
 
 if TYPE_CHECKING:
     from holefill.lexing.python_layout import PythonLayoutLexer
@@ -173,12 +176,13 @@ class NativeSession:
             hole[s] = h
         for s in raw.finals:
             final[s] = 1
-        for s, k in self.layout._closers_ahead(raw, len(self.chunks) - 1).items():
+        budget = self.prod.budget
+        for s, k in self.layout._closers_ahead(raw, len(self.chunks) - 1, budget).items():
             ahead[s] = k
         first = self._n_raw_edges
         quads = raw.edges[4 * first:4 * raw.n_edges]
         kinds, terms = array("i", raw.kinds[first:]), array("i", raw.terms[first:])
-        facts = _text_facts(self.layout, self.chunks, raw, first)
+        facts = _text_facts(self.layout, self.chunks, raw, first, budget)
         if lib.hf_layout_raw(self.ptr, n, _buf(hole), _buf(final), _buf(ahead),
                              raw.n_edges - first, _buf(quads), _buf(kinds), _buf(terms),
                              len(facts) // lib.HF_LAYOUT_FACT_FIELDS, _buf(facts)) != 0:
@@ -243,37 +247,46 @@ def _buf(arr: array) -> object:
 
 
 def _text_facts(layout: PythonLayoutLexer, chunks: Sequence[str], raw: LexemeNFA,
-                first: int) -> array:
+                first: int, budget: Budget | None = None) -> array:
     """HF_LAYOUT_FACT_FIELDS ints per raw edge from `first` on that is a line break, a blank
     or a line continuation: what the layout rules read of the text around it (see
-    native/holefill.h)."""
+    native/holefill.h). `budget` is polled between blocks of edges."""
     from holefill.lexing.python_layout import _nl_break_width, indent_width
 
     nl, ws, cont = layout.nl, layout.ws, layout.line_cont
     out = array("i")
-    spans = raw.spans
-    for e, term in enumerate(raw.terms[first:], first):
-        if term != ws and term != nl and term != cont:
-            continue
-        a, b = spans[e]
-        same = a.chunk == b.chunk
+    terms = np.asarray(raw.terms[first:], dtype=np.int32)
+    wanted = np.flatnonzero((terms == ws) | (terms == nl) | (terms == cont)) + first
+    quads = np.frombuffer(raw.edges, dtype=np.int32, count=4 * raw.n_edges).reshape(-1, 4)
+    places = state_places(raw)
+    if places is None:
+        spans = [raw.spans[e] for e in wanted.tolist()]
+        ends = [(a.chunk, a.pos, b.chunk, b.pos) for a, b in spans]
+    else:  # without a Place per state (a million of them in a large file)
+        ends = np.hstack([places[quads[wanted, 0]], places[quads[wanted, 2]]]).tolist()
+    for i, (e, (a_chunk, a_pos, b_chunk, b_pos)) in enumerate(zip(wanted.tolist(), ends,
+                                                                   strict=True)):
+        if i % SCAN_BLOCK == 0:
+            poll(budget)
+        term = raw.terms[e]
+        same = a_chunk == b_chunk
         ws_blank = nl_same = carried = least_b = break_b = cont_ws = 0
         if term == ws:
-            if not same or a.chunk < 0:
+            if not same or a_chunk < 0:
                 continue
-            ws_blank = indent_width(chunks[a.chunk][a.pos:b.pos])
+            ws_blank = indent_width(chunks[a_chunk][a_pos:b_pos])
         elif term == nl:
-            if same and a.chunk >= 0:
-                nl_same = indent_width(chunks[a.chunk][a.pos:b.pos].lstrip("\r\n"))
+            if same and a_chunk >= 0:
+                nl_same = indent_width(chunks[a_chunk][a_pos:b_pos].lstrip("\r\n"))
             elif not same:
-                if a.chunk >= 0:
-                    carried = _nl_break_width(chunks[a.chunk][a.pos:]) or 0
-                if b.chunk >= 0:
-                    tail = chunks[b.chunk][:b.pos]
+                if a_chunk >= 0:
+                    carried = _nl_break_width(chunks[a_chunk][a_pos:]) or 0
+                if b_chunk >= 0:
+                    tail = chunks[b_chunk][:b_pos]
                     least_b = indent_width(tail)
                     w = _nl_break_width(tail)
                     break_b = -1 if w is None else w
-        elif b.chunk >= 0:
-            cont_ws = int(chunks[b.chunk][b.pos:b.pos + 1] in (" ", "\t", "\f"))
+        elif b_chunk >= 0:
+            cont_ws = int(chunks[b_chunk][b_pos:b_pos + 1] in (" ", "\t", "\f"))
         out.extend((e, same, ws_blank, nl_same, carried, least_b, break_b, cont_ws))
     return out

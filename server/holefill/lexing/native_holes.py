@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast, overload
 import numpy as np
 
 from holefill._native import ffi, lib
-from holefill.budget import Budget, BudgetExhausted, native_poll, stopped_native
+from holefill.budget import Budget, BudgetExhausted, blocks, native_poll, stopped_native
 from holefill.lexing.anchors import Anchors
 from holefill.lexing.relex import class_tables, text_classes
 
@@ -151,6 +151,18 @@ class PlaceSpans(Sequence):
         return isinstance(other, Sequence) and self.materialized() == list(other)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def state_places(nfa: LexemeNFA) -> np.ndarray | None:
+    """(chunk, pos) per state of a native graph's snapshot as an (n_states, 2) array, read
+    from C without making a Place per state (a 100,000-line file has a million); None when
+    `nfa` is not such a snapshot or its spans were already read as a list."""
+    spans = nfa.spans
+    if not isinstance(spans, PlaceSpans) or nfa.n_states == 0:
+        return None
+    keys = np.frombuffer(ffi.buffer(lib.hf_raw_places(spans._graph._g), 20 * nfa.n_states),
+                         dtype=np.int32).reshape(-1, 5)
+    return keys[:, :2].copy()
 
 
 def _ints(ptr: object, n: int) -> array:
@@ -288,14 +300,17 @@ class NativeRawGraph:
             places = self._places
             places.extend([None] * (n_states - len(places)))
             keys = _ints(lib.hf_raw_places(self._g), 5 * n_states)
-            for s, p in enumerate(places):
-                if p is None:
-                    places[s] = Place(*keys[5 * s:5 * s + 5])
+            for block in blocks(n_states, self.budget):  # a million states: seconds
+                for s in block:
+                    if places[s] is None:
+                        places[s] = Place(*keys[5 * s:5 * s + 5])
             had = len(spans)
             q = _ints(lib.hf_raw_edges(self._g) + 4 * had, 4 * (n - had))
             made = cast("list[Place]", places)  # every state's place is made now
-            spans.extend(zip(map(made.__getitem__, q[0::4]), map(made.__getitem__, q[2::4]),
-                             strict=True))
+            for block in blocks(n - had, self.budget):
+                lo, hi = 4 * block.start, 4 * block.stop
+                spans.extend(zip(map(made.__getitem__, q[lo:hi:4]),
+                                 map(made.__getitem__, q[lo + 2:hi:4]), strict=True))
         return spans[:n]
 
     def nfa(self) -> LexemeNFA:

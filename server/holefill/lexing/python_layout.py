@@ -32,7 +32,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, cast
 
-from holefill.budget import Budget
+import numpy as np
+
+from holefill.budget import SCAN_BLOCK, Budget, blocks, poll
 from holefill.grammar.tables import CompiledGrammar
 from holefill.lexing.anchors import Anchors, ReferenceLexer
 from holefill.lexing.holes import (
@@ -46,6 +48,8 @@ from holefill.lexing.holes import (
     Place,
 )
 from holefill.lexing.layout_native import NativeSession, StateInfo
+from holefill.lexing.native_holes import state_places
+from holefill.lexing.relex import Reading
 from holefill.lexing.render import Renderer, full_path, lexeme_items
 from holefill.lexing.witness_style import (
     DEFAULT_PREFERENCE,
@@ -625,19 +629,38 @@ class PythonLayoutLexer:
         self._steps = set()
         self._token_memo = {}  # see _product
 
-    def _closers_ahead(self, raw: LexemeNFA, last: int) -> dict[int, int]:
+    def _closers_ahead(self, raw: LexemeNFA, last: int,
+                       budget: Budget | None = None) -> dict[int, int]:
         """Per raw state in the text after the last hole: the most brackets any lexing of the
         rest of the file can close that it did not open itself (its largest excess of closers
-        over openers on a prefix). A state holding more open than that cannot reach the end."""
-        edges = [e for e in range(raw.n_edges)
-                 if raw.spans[e][0].chunk == last and raw.spans[e][1].chunk == last]
-        edges.sort(key=lambda e: -raw.spans[e][0].pos)  # lexemes end after they begin
+        over openers on a prefix). A state holding more open than that cannot reach the end.
+        One pass over the edges of that text (a million for a 100,000-line file): the places
+        are read as arrays where the graph is native, and `budget` is polled between blocks."""
+        n = raw.n_edges
+        quads = np.frombuffer(raw.edges, dtype=np.int32, count=4 * n).reshape(-1, 4)
+        places = state_places(raw)
+        if places is not None:
+            inside = (places[quads[:, 0], 0] == last) & (places[quads[:, 2], 0] == last)
+            edges = np.flatnonzero(inside)
+            pos = places[quads[edges, 0], 1]
+        else:
+            spans = raw.spans
+            found: list[int] = []
+            for block in blocks(n, budget):
+                found.extend(e for e in block
+                             if spans[e][0].chunk == last and spans[e][1].chunk == last)
+            edges = np.array(found, dtype=np.int64)
+            pos = np.array([spans[e][0].pos for e in found], dtype=np.int64)
+        order = edges[np.argsort(-pos, kind="stable")]  # lexemes end after they begin
+        srcs, dsts = quads[order, 0].tolist(), quads[order, 2].tolist()
+        terms = raw.terms
+        step_of = {t: 1 for t in self.closers} | {t: -1 for t in self.openers}
         ahead: dict[int, int] = {}
-        for e in edges:
-            src, _, dst, _ = raw.edge(e)
-            t = raw.terms[e]
-            step = 1 if t in self.closers else -1 if t in self.openers else 0
-            ahead[src] = max(ahead.get(src, 0), step + ahead.get(dst, 0))
+        for block in blocks(len(srcs), budget):
+            for i in block:
+                src, dst = srcs[i], dsts[i]
+                step = step_of.get(terms[int(order[i])], 0)
+                ahead[src] = max(ahead.get(src, 0), step + ahead.get(dst, 0))
         for f in raw.finals:
             ahead.setdefault(f, 0)
         return ahead
@@ -684,12 +707,13 @@ class PythonLayoutLexer:
         if self.native:
             return NativeSession(self, chunks, raw, unit, budget, lead, blank_first)
         out_edges: dict[int, list[int]] = {}
-        for e in range(raw.n_edges):
-            out_edges.setdefault(raw.edges[4 * e], []).append(e)
+        for block in blocks(raw.n_edges, budget):
+            for e in block:
+                out_edges.setdefault(raw.edges[4 * e], []).append(e)
         prod = _Product(budget)
         return ProductSession(
             chunks=list(chunks), raw=raw, unit=unit, prod=prod,
-            closers_ahead=self._closers_ahead(raw, len(chunks) - 1),
+            closers_ahead=self._closers_ahead(raw, len(chunks) - 1, budget),
             out_edges=out_edges, hole_raw=set(raw.hole_states), final_raw=set(raw.finals),
             final=prod.new_state(), lead=lead, blank_first=blank_first)
 
@@ -707,7 +731,8 @@ class PythonLayoutLexer:
         for e in range(old.n_edges, raw.n_edges):
             session.out_edges.setdefault(raw.edges[4 * e], []).append(e)
         session.raw = raw
-        session.closers_ahead = self._closers_ahead(raw, len(session.chunks) - 1)
+        session.closers_ahead = self._closers_ahead(raw, len(session.chunks) - 1,
+                                                      session.prod.budget)
         session.final_raw = set(raw.finals)
 
     def extend(self, session: ProductSession | NativeSession,
@@ -1013,18 +1038,19 @@ class PythonLexer:
               budget: Budget | None = None) -> LexemeNFA:
         return self.layout.build(chunks, anchors, budget)
 
-    def beyond_limits(self, chunks: Sequence[str]) -> str | None:
+    def beyond_limits(self, chunks: Sequence[str], budget: Budget | None = None) -> str | None:
         """CPython refuses what our grammar accepts past its limits: more than 200 nested
         brackets (tokenizer), more than 100 indentation levels, and expressions nested
         deeper than its recursion limit (a chain of about 3,000 binary operators fails
         `ast.parse` with RecursionError; 1,000 pass). Fillings only add text, so fixed text
         past a limit is refused whatever the holes hold: the check answers UNKNOWN with the
         reason rather than a YES that CPython would not share. Cheap scans first; the
-        reference lexer only when one could be over."""
+        reference lexer only when one could be over. `budget`: polled (a large file's scan
+        takes a while)."""
         fast = [c for c in chunks if _MAYBE_DEEP.search(c) or len(c) > 2 * MAX_OPERATORS]
         if not fast:
             return None
-        return python_limits(self.layout.raw.reference, fast, self.layout)
+        return python_limits(self.layout.raw.reference, fast, self.layout, budget)
 
     def render_witness(
         self,
@@ -1361,39 +1387,83 @@ MAX_BRACKETS = 200
 MAX_INDENT_LEVELS = 100
 MAX_OPERATORS = 1000  # per logical line: chains of binary operators nest the AST this deep
 _MAYBE_DEEP = re.compile(r"[(\[{]{40}|^[ \t]{100}", re.MULTILINE)
+_WIDE_LINE = re.compile(rf"[\r\n\f][ \t]{{{MAX_INDENT_LEVELS // 8 + 1}}}")
 _OPERATORS = frozenset(["+", "-", "*", "/", "%", "@", "**", "<<", ">>", "&", "|", "^", "//",
                         "."])
 
 
-def python_limits(ref: ReferenceLexer, chunks: Sequence[str],
-                  layout: PythonLayoutLexer) -> str | None:
+def python_limits(ref: ReferenceLexer, chunks: Sequence[str], layout: PythonLayoutLexer,
+                  budget: Budget | None = None) -> str | None:
     """The first CPython limit the fixed text of `chunks` passes (each chunk read on its
-    own), or None."""
-    terms = layout.terminals
+    own), or None. A chunk's lexemes come from the native reading (`ReferenceLexer.
+    part_reading`, the same maximal munch as `lex`) and are scanned as arrays: a
+    100,000-line file took 3.5 s lexeme by lexeme in Python."""
     for chunk in chunks:
-        depth, widths, ops = 0, [0], 0
-        for a, b, lab in ref.lex(ref.classes(chunk)):
-            if lab < 0:
-                continue
-            if lab in layout.openers:
-                depth += 1
-                if depth > MAX_BRACKETS:
-                    return f"more than {MAX_BRACKETS} nested brackets (CPython's limit)"
-            elif lab in layout.closers:
-                depth = max(0, depth - 1)
-            elif lab == layout.nl and depth == 0:
-                ops = 0
-                w = indent_width(chunk[a:b].lstrip("\r\n"))
-                while w < widths[-1]:
-                    widths.pop()
-                if w > widths[-1]:
-                    widths.append(w)
-                    if len(widths) - 1 > MAX_INDENT_LEVELS:
-                        return (f"more than {MAX_INDENT_LEVELS} indentation levels "
-                                "(CPython's limit)")
-            elif (terms[lab].literal or "") in _OPERATORS:
-                ops += 1
-                if ops > MAX_OPERATORS:
-                    return (f"an expression of more than {MAX_OPERATORS} operators on one "
-                            "line: CPython's parser runs out of recursion")
+        poll(budget)
+        reading = ref.part_reading(chunk)
+        first = _first_limit(chunk, reading, layout, budget)
+        if first is not None:
+            return first[1]
     return None
+
+
+def _first_limit(chunk: str, reading: Reading, layout: PythonLayoutLexer,
+                 budget: Budget | None) -> tuple[int, str] | None:
+    """(lexeme index, message) of the first limit passed in one chunk's reading, or None.
+    The same walk as reading lexeme by lexeme: the bracket depth goes up at an opener and
+    down at a closer but never below 0 (a walk reflected at 0 is the running sum minus the
+    lowest running minimum so far, clipped at 0); a line break outside brackets ends a
+    logical line (the operator count starts again) and sets the indentation."""
+    labels = reading.labels
+    is_open = np.isin(labels, list(layout.openers))
+    steps = is_open.astype(np.int64) - np.isin(labels, list(layout.closers))
+    run = np.cumsum(steps)
+    depth = run - np.minimum(np.minimum.accumulate(run), 0)
+    found: list[tuple[int, str]] = []
+    deep = np.flatnonzero(is_open & (depth > MAX_BRACKETS))
+    if len(deep):
+        found.append((int(deep[0]), f"more than {MAX_BRACKETS} nested brackets "
+                      "(CPython's limit)"))
+    line_ends = np.flatnonzero((labels == layout.nl) & (depth == 0))
+    is_op = np.isin(labels, list(_operator_labels(layout)))
+    ops = np.cumsum(is_op)
+    resets = np.zeros(len(labels), dtype=np.int64)
+    resets[line_ends] = ops[line_ends]
+    over = np.flatnonzero(is_op & (ops - np.maximum.accumulate(resets) > MAX_OPERATORS))
+    if len(over):
+        found.append((int(over[0]), f"an expression of more than {MAX_OPERATORS} operators on "
+                      "one line: CPython's parser runs out of recursion"))
+    levels = _too_many_levels(chunk, reading, line_ends, budget)
+    if levels is not None:
+        found.append((levels, f"more than {MAX_INDENT_LEVELS} indentation levels "
+                      "(CPython's limit)"))
+    return min(found) if found else None
+
+
+def _too_many_levels(chunk: str, reading: Reading, line_ends: np.ndarray,
+                     budget: Budget | None) -> int | None:
+    """The index of the first line break (outside brackets) whose next line opens more
+    than MAX_INDENT_LEVELS levels, or None. That many levels need a line wider than
+    MAX_INDENT_LEVELS columns; a blank adds at most 8 (a tab) and a form feed starts again
+    from 0, so such a line has MAX_INDENT_LEVELS // 8 + 1 blanks after a line break or a
+    form feed."""
+    if not _WIDE_LINE.search(chunk):
+        return None
+    starts, ends = reading.starts[line_ends].tolist(), reading.ends[line_ends].tolist()
+    widths = [0]
+    for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        if i % SCAN_BLOCK == 0:
+            poll(budget)
+        w = indent_width(chunk[a:b].lstrip("\r\n"))
+        while w < widths[-1]:
+            widths.pop()
+        if w > widths[-1]:
+            widths.append(w)
+            if len(widths) - 1 > MAX_INDENT_LEVELS:
+                return int(line_ends[i])
+    return None
+
+
+def _operator_labels(layout: PythonLayoutLexer) -> frozenset[int]:
+    return frozenset(t for t, info in enumerate(layout.terminals)
+                     if (info.literal or "") in _OPERATORS)
