@@ -284,8 +284,13 @@ class Renderer:
             # needs what comes next to stop it (`//x` before an empty hole: a line break).
             before_hole = not b.in_hole and b.pos == len(chunks[b.chunk]) and b.chunk < n_holes
             after = self.killer(end, sep) if b.in_hole or before_hole else sep
-            if self.terminals[term].ignored and not any(fills) and not _needed(after, sep):
-                continue  # whitespace that merely touches the hole adds nothing
+            # Whitespace that merely touches a hole adds nothing; an ignored lexeme that a
+            # hole lies inside (`/* c *` hole `/`) needs that hole's text exactly, even "":
+            # a separator there would split the comment into code.
+            inside = len(holes) - a.in_hole - b.in_hole > 0
+            if (self.terminals[term].ignored and not any(fills) and not inside
+                    and not _needed(after, sep)):
+                continue
             last = len(holes) - 1
             for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
                 left = idx > 0 or not a.in_hole
