@@ -7,7 +7,9 @@ lexemes, chunk/hole links); we recover it by a breadth-first search over epsilon
 Each edge on the path says where its lexeme starts and ends. A lexeme wholly in fixed text
 needs nothing. A lexeme that starts, ends or passes through holes needs text in those holes:
 we find the shortest strings that drive the lexer DFA through the fixed pieces to an accepting
-state with the right label. Lexemes wholly inside a hole are rendered by their example text.
+state with the right label (a lexeme that a hole lies inside, like a comment through it, takes
+exactly its string there, with no separator). Lexemes wholly inside a hole are rendered by
+their example text.
 Neighbouring pieces in a hole are separated by `sep` so that maximal munch cannot glue them.
 """
 
