@@ -7,7 +7,9 @@ lexemes, chunk/hole links); we recover it by a breadth-first search over epsilon
 Each edge on the path says where its lexeme starts and ends. A lexeme wholly in fixed text
 needs nothing. A lexeme that starts, ends or passes through holes needs text in those holes:
 we find the shortest strings that drive the lexer DFA through the fixed pieces to an accepting
-state with the right label. Lexemes wholly inside a hole are rendered by their example text.
+state with the right label (a lexeme that a hole lies inside, like a comment through it, takes
+exactly its string there, with no separator). Lexemes wholly inside a hole are rendered by
+their example text.
 Neighbouring pieces in a hole are separated by `sep` so that maximal munch cannot glue them.
 """
 
@@ -284,8 +286,13 @@ class Renderer:
             # needs what comes next to stop it (`//x` before an empty hole: a line break).
             before_hole = not b.in_hole and b.pos == len(chunks[b.chunk]) and b.chunk < n_holes
             after = self.killer(end, sep) if b.in_hole or before_hole else sep
-            if self.terminals[term].ignored and not any(fills) and not _needed(after, sep):
-                continue  # whitespace that merely touches the hole adds nothing
+            # Whitespace that merely touches a hole adds nothing; an ignored lexeme that a
+            # hole lies inside (`/* c *` hole `/`) needs that hole's text exactly, even "":
+            # a separator there would split the comment into code.
+            inside = len(holes) - a.in_hole - b.in_hole > 0
+            if (self.terminals[term].ignored and not any(fills) and not inside
+                    and not _needed(after, sep)):
+                continue
             last = len(holes) - 1
             for idx, (h, text) in enumerate(zip(holes, fills, strict=True)):
                 left = idx > 0 or not a.in_hole
