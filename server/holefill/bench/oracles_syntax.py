@@ -11,9 +11,12 @@
   "ok", "syntax" (every error is one the parser reports: `expected ...`, a stray character,
   an unterminated literal, ...) or "semantic" (at least one error about names or types: the
   oracle cannot say whether the text parses, and such a text is counted apart, never as a
-  disagreement). For C++ a precompiled prelude of the standard headers HumanEval-X includes is
-  passed with `-include` (built once, cached under ~/.cache/holefill/fuzz): the texts' own
-  includes then cost nothing, and removing an include only changes semantics.
+  disagreement). A "syntax" verdict that tree-sitter-c/-cpp (a parser without name lookup)
+  does not share is "semantic" too: the compiler's parse depended on what a name denotes
+  (`f2 f2 = m;` declares f2 when f2 names a type). For C++ a precompiled prelude of the
+  standard headers HumanEval-X includes is passed with `-include` (built once, cached under
+  ~/.cache/holefill/fuzz): the texts' own includes then cost nothing, and removing an include
+  only changes semantics.
 """
 
 from __future__ import annotations
@@ -257,6 +260,12 @@ class CompilerOracle:
         out = classify_errors(proc.stderr)
         if out.ok:
             out = Judgement("semantic", proc.stderr[-200:])
+        if out.kind == "syntax" and not ts_rejects(self.language, text):
+            # C and C++ parse by the kinds of names: `f2 f2 = m;` is a declaration when f2
+            # names a type, and the compiler's "expected ';'" is then about the name, which
+            # no context-free grammar knows; tree-sitter, which parses without name lookup,
+            # reads it fine. Such a text is unsure, not a syntax error.
+            return Judgement("semantic", f"(tree-sitter parses it) {out.message}")
         if out.kind == "semantic" and ts_rejects(self.language, text):
             out = Judgement("semantic", out.message, ts_rejects=True)
         return out
