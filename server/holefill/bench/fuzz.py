@@ -50,6 +50,7 @@ from holefill.check.checker import Checker, Verdict
 
 LANGUAGES = ("python", "cpp", "c")
 EXAMPLES = 3  # kept per (class, failure)
+MINIMIZE_CHARS = 15_000  # longer texts are not minimized (each try checks the whole text)
 # invalid_witness: a witness our own whole-text check accepts and the oracle refuses (a false
 # YES in disguise); unverified_witness: one the checker's own re-check refused too (every
 # rendering of the witness path failed: the YES itself may be right, the text handed out is not)
@@ -667,7 +668,9 @@ class Fuzzer:
         if original is not None:
             example["diff"] = diff(original, text)
         if self.report.failure(cls, kind, example):
-            example["minimized"] = self.minimize(text, ours, judged.ok)
+            small = self.minimize(text, ours, judged.ok)
+            if small != text or len(text) <= MINIMIZE_CHARS:
+                example["minimized"] = small
 
     # (b) cut
     def cut(self, s: Subject, rng: random.Random) -> None:
@@ -729,8 +732,11 @@ class Fuzzer:
 
     # minimization of whole texts
     def minimize(self, text: str, ours: Verdict, oracle_ok: bool) -> str:
-        """`text` with lines (then tokens of lines) removed while our verdict and the
-        oracle's still disagree the same way, within `minimize_calls` checks."""
+        """`text` with runs of lines removed while our verdict and the oracle's still
+        disagree the same way, within `minimize_calls` checks; texts of more than
+        MINIMIZE_CHARS characters are left as they are (the example's diff locates them)."""
+        if len(text) > MINIMIZE_CHARS:
+            return text
         calls = [0]
 
         def still(t: str) -> bool:
