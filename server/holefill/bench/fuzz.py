@@ -696,6 +696,9 @@ class Fuzzer:
                 self.report.failure(cls, "false_no", example)
             else:
                 row.reread += 1
+        elif res.fills is not None and self.language != "python" and any(
+                spans_in_define(s.text, a, b) for a, b in spans):
+            row.unsure += 1  # a witness in a macro's body compiles or not where it is used
         elif res.fills is not None:
             fills = res.fills
             verified = bool(res.stats.get("witness_verified"))
@@ -775,7 +778,12 @@ def in_define(before: str, after: str) -> bool:
     """Whether the first difference between the texts lies in a `#define` of `before`."""
     at = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
               min(len(before), len(after)))
-    return any(m.start() <= at <= m.end() for m in _DEFINE.finditer(before))
+    return spans_in_define(before, at, at)
+
+
+def spans_in_define(text: str, a: int, b: int) -> bool:
+    """Whether [a, b] meets a `#define` line (with its continuation lines) of `text`."""
+    return any(m.start() <= b and a <= m.end() for m in _DEFINE.finditer(text))
 
 
 def diff(before: str, after: str) -> str:
