@@ -39,7 +39,7 @@ import sys
 import time
 import tokenize
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -527,7 +527,7 @@ class Report:
     def as_json(self) -> dict[str, Any]:
         return {"language": self.language, "seed": self.seed, "cuts": self.cuts,
                 "files": self.files, "files_skipped": self.files_skipped,
-                "seconds": round(self.seconds, 1),
+                "seconds": round(self.seconds, 1), "oracle_calls": self.oracle_calls,
                 "rows": {c: vars(r) for c, r in sorted(self.rows.items())},
                 "examples": self.examples,
                 "version_disagreements": self.version_disagreements,
@@ -818,24 +818,58 @@ def excerpt(text: str, spans: list[tuple[int, int]], context: int = 2) -> str:
     return "\n".join(out)
 
 
-def run_language(language: str, cuts: int, seed: int, *, files: int | None = None,
+def run_language(language: str, cuts: int, seed: int, *, corpus_seed: int | None = None,
+                 files: int | None = None,
                  max_lines: int = 300, time_budget: float | None = None, workers: int = 2,
                  minimize_calls: int = 120,
                  progress: Callable[[str], None] | None = None) -> Report:
     fuzzer = Fuzzer(language, seed=seed, workers=workers, minimize_calls=minimize_calls,
                     progress=progress)
     try:
-        return fuzzer.run(corpus(language, seed, files, max_lines), cuts, time_budget)
+        texts = corpus(language, seed if corpus_seed is None else corpus_seed, files, max_lines)
+        return fuzzer.run(texts, cuts, time_budget)
     finally:
         fuzzer.oracle.close()
 
 
+def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `Report.as_json()` of runs of one language with different seeds, as one: counts
+    summed, the first EXAMPLES examples of each failure kept (in seed order), the time the
+    longest run took."""
+    out: dict[str, Any] = {"language": parts[0]["language"],
+                           "seeds": [p["seed"] for p in parts],
+                           "cuts": sum(p["cuts"] for p in parts), "files": parts[0]["files"],
+                           "files_skipped": parts[0]["files_skipped"],
+                           "seconds": max(p["seconds"] for p in parts), "rows": {},
+                           "oracle_calls": sum(p["oracle_calls"] for p in parts),
+                           "examples": {}, "version_disagreements": Counter(),
+                           "version_examples": []}
+    for p in parts:
+        for cls, row in p["rows"].items():
+            if cls == "file" and cls in out["rows"]:
+                continue  # the same originals, judged by every run
+            into = out["rows"].setdefault(cls, dict.fromkeys(row, 0))
+            for k, v in row.items():
+                into[k] += v
+        for cls, kinds in p["examples"].items():
+            for kind, items in kinds.items():
+                kept = out["examples"].setdefault(cls, {}).setdefault(kind, [])
+                kept.extend(items[: EXAMPLES - len(kept)])
+        out["version_disagreements"].update(p["version_disagreements"])
+        out["version_examples"].extend(p["version_examples"][:EXAMPLES])
+    out["version_disagreements"] = dict(out["version_disagreements"])
+    return out
+
+
+def table_of(report: dict[str, Any]) -> str:
+    """The table of a (merged) report's JSON, as `Report.table` prints it."""
+    rep = Report(report["language"], 0, files=report["files"],
+                 files_skipped=report["files_skipped"], seconds=report["seconds"],
+                 cuts=report["cuts"], oracle_calls=report["oracle_calls"],
+                 version_disagreements=report["version_disagreements"])
+    rep.rows = {cls: Row(**row) for cls, row in report["rows"].items()}
+    return rep.table()
+
+
 def stderr_progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def iter_examples(report: Report) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    for cls, kinds in sorted(report.examples.items()):
-        for kind, items in kinds.items():
-            for item in items:
-                yield cls, kind, item
