@@ -43,6 +43,7 @@ from holefill.decode.loop import (
 )
 from holefill.decode.prompt import build_prompt, shown
 from holefill.decode.remote import RemoteBackend, RemoteProposer, RemoteSpec, is_remote
+from holefill.decode.replay import ReplayBackend, ReplayProposer
 from holefill.decode.templates import FimTemplate
 from holefill.lexing.anchors import Site
 
@@ -94,6 +95,9 @@ class Completer:
     fills every hole at once, `holefill.decode.diffusion`) or "auto" (from the model).
     ``load_cancel``: polled by a remote model's set-up requests (a cancelled load closes a
     request to a server that does not answer); a local load stops through ``progress``.
+    ``backend``: a backend built beforehand that proposes tokens itself instead of a model
+    (a `holefill.decode.replay.ReplayBackend`, replaying known text through this very loop);
+    ``model`` and the loading options are then ignored.
     """
 
     def __init__(
@@ -112,11 +116,15 @@ class Completer:
         context_length: int | None = None,
         timeout_s: float | None = None,
         load_cancel: Callable[[], bool] | None = None,
+        backend: ReplayBackend | None = None,
     ) -> None:
         name = None if model is None else os.fspath(model)
         self.backend: Any
         self._session = None
-        if is_remote(name):
+        if backend is not None:
+            self.decoder = "autoregressive"
+            self.backend = backend
+        elif is_remote(name):
             assert name is not None
             if resolve_decoder(decoder, None) == "diffusion":
                 raise ValueError("the diffusion decoder runs a local model; a completions "
@@ -502,8 +510,13 @@ class _Fill:
             frac = (index + done / max(1, settings.max_new_tokens)) / count
             self._report(frac, f"hole {index + 1} of {count}: {done} tokens")
 
-        proposer: LocalProposer | RemoteProposer
-        if isinstance(backend, RemoteBackend):
+        proposer: LocalProposer | RemoteProposer | ReplayProposer
+        if isinstance(backend, ReplayBackend):
+            prompt = build_prompt(backend, before, suffix, budget=budget,  # type: ignore[arg-type]
+                                  heal=settings.heal)
+            heal, prompt_requests = prompt.heal, 0
+            proposer = backend.proposer(hole, heal, prompt.ids)
+        elif isinstance(backend, RemoteBackend):
             requests0 = backend.requests
             remote = backend.prompt(before, suffix, budget=budget, heal=settings.heal,
                                     cancel=self.cancel)
