@@ -29,11 +29,6 @@ SAMPLES = {"python": (150, 60, 120, 0), "cpp": (50, 40, 300, 0), "c": (40, None,
 KNOWN: dict[tuple[str, str, str], str] = {
     ("python", "mutate:tabs", "false_yes"):
         "tabs and spaces mixed inconsistently in one block (CPython's TabError) are accepted",
-    ("python", "mutate:non-ascii", "false_yes"):
-        "a character that is no letter (U+00A0, U+200B, '€') inside an identifier is accepted",
-    ("python", "cut:3h", "unverified_witness"):
-        "the witness of a 3-hole cut renders a layout CPython refuses "
-        "(`(seFix):` newline ` 0` in lib2to3/tests/data/fixers/myfixes/fix_preorder.py)",
     ("cpp", "mutate:splice", "false_no"):
         "a backslash-newline inside a token or a header name (`#include<stdio.h\\` newline "
         "`>`) is refused",
