@@ -10,7 +10,8 @@ top-level lines, every indentation step written as a tab. Cuts: 1-3 holes, rando
 1-60 characters, half of them starting at a line's indentation (where clause lines go).
 Each cut is filled through `Completer.fill` as `holefill fill` fills it (each hole kept to
 its place), and the filled file is judged by every CPython of the machine that reads the
-original file (the venv's, and pyenv's 3.12 and 3.13 where present: the file's versions).
+original file (the venv's, and pyenv's 3.12 and 3.13 where present: the file's versions;
+holefill.bench.oracles_syntax).
 
 Prints, per variant: fills, verified, verified and refused by a CPython (must be 0: the
 guarantee), unverified (the final whole-file check said no or could not decide: never
@@ -31,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from holefill.bench.cpython import CPythons
+from holefill.bench.oracles_syntax import PythonOracles
 
 ROOT = Path(__file__).resolve().parents[1]
 CORNERS = ROOT / "tests" / "data" / "corners" / "python"
@@ -83,6 +84,11 @@ def cuts(text: str, rng: random.Random) -> list[str]:
     return chunks
 
 
+def readers_of(oracles: PythonOracles, text: str) -> list[str]:
+    """The CPython versions that read `text`: the file's versions, which judge its fills."""
+    return [v for v, j in oracles.judge_all(text).items() if j is not None and j.ok]
+
+
 def random_twin(work: Path) -> Path:
     """The bundled model's architecture and tokenizer with fresh random weights."""
     import torch
@@ -114,8 +120,8 @@ def run(model: str, fills: int, seed: int,
         path = (str(random_twin(Path(tmp))) if model == "random" else
                 None if model == "bundled" else model)
         comp = Completer(model=path, device="cpu")
-        oracles = CPythons()
-        readers = {name: oracles.readers(text) for name, text in files.items()}
+        oracles = PythonOracles()
+        readers = {name: readers_of(oracles, text) for name, text in files.items()}
         rng = random.Random(seed)
         table: dict[str, Counter] = {}
         bad: list[dict] = []
@@ -133,7 +139,9 @@ def run(model: str, fills: int, seed: int,
                 row["not completable" if "makes this valid" in str(exc) else "error"] += 1
                 continue
             text = res.text(chunks)
-            refusals = oracles.refusals(text, readers[name])
+            refusals = {v: j.message if j else "crashed"
+                        for v, j in oracles.judge_all(text).items()
+                        if v in readers[name] and not (j and j.ok)}
             row["fills"] += 1
             row["verified"] += res.verified
             row["verified, refused by CPython"] += res.verified and bool(refusals)
@@ -147,7 +155,7 @@ def run(model: str, fills: int, seed: int,
             if (k + 1) % 25 == 0:
                 print(f"  {k + 1}/{fills} fills, {time.perf_counter() - t0:.0f} s",
                       file=sys.stderr)
-        versions = oracles.names
+        versions = oracles.versions
         oracles.close()
     for reason, n in reasons.most_common():
         print(f"unverified {n}x: {reason}")
