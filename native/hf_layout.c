@@ -7,7 +7,8 @@
  * stays the reference and tests compare the two products array for array.  The comments
  * there explain the rules; the ones here say how the C side represents them.
  *
- * Representation.  Indentation stacks are int32 sequences (known widths >= 0, free zones
+ * Representation.  Indentation stacks are int32 sequences (known widths >= 0, packed pairs
+ * of columns as python_layout.pack packs them (ALT_SPAN below), free zones
  * as the negative codes of python_layout.zone) interned to ids.  A product state's layout
  * key -- a Layout or an open hole ("open", (entry, cut, free), bol, carried) -- is a record
  * of HF_LAYOUT_KEY_FIELDS ints, also interned (the tag tells the two apart).  Layout moves
@@ -185,6 +186,80 @@ static int32_t intern(Interner *in, const int32_t *rec, int32_t n, bool *added) 
 
 #define PUSH(S, arr, x) ((void)(array_push((arr), (x)) || ((S)->failed = 1)))
 
+/* Widths are python_layout.pack'ed pairs: col * ALT_SPAN + alt (tabs to 8 / tabs as 1). */
+#define ALT_SPAN 1024
+#define SPACE (ALT_SPAN + 1)
+static int32_t pack(int32_t col, int32_t alt) { return col * ALT_SPAN + alt; }
+static int32_t imax(int32_t a, int32_t b) { return a > b ? a : b; }
+/* python_layout.deeper: w deeper than v in both counts (an INDENT's condition) */
+static bool deeper(int32_t w, int32_t v) {
+  return w / ALT_SPAN > v / ALT_SPAN && w % ALT_SPAN > v % ALT_SPAN;
+}
+/* python_layout.at_least: w at least the lower bound v in both counts */
+static bool at_least(int32_t w, int32_t v) {
+  return w >= 0 && w / ALT_SPAN >= v / ALT_SPAN && w % ALT_SPAN >= v % ALT_SPAN;
+}
+static int32_t widest(int32_t w, int32_t v) {
+  return pack(imax(w / ALT_SPAN, v / ALT_SPAN), imax(w % ALT_SPAN, v % ALT_SPAN));
+}
+/* python_layout.join_least: a lower bound of blanks `before`, any blanks, blanks `after` */
+static int32_t join_least(int32_t before, int32_t after) {
+  return pack(imax(before / ALT_SPAN + after % ALT_SPAN, after / ALT_SPAN),
+              before % ALT_SPAN + after % ALT_SPAN);
+}
+/* python_layout.reachable: some blanks take width p to width u */
+static bool reachable(int32_t p, int32_t u) {
+  int32_t cp = p / ALT_SPAN, ap = p % ALT_SPAN, cu = u / ALT_SPAN, au = u % ALT_SPAN;
+  int32_t n = au - ap;
+  if (n < 0 || cu < cp + n || (n && cu > (cp / 8 + n) * 8)) return false;
+  if (cu == cp + n) return true;
+  for (int32_t k = 1; k <= n; k++) {
+    for (int32_t q = cp / 8; q <= (cp + n - k) / 8; q++) {
+      int32_t j = cu - 8 * (q + k);
+      if (j < 0) break;
+      int32_t lo = imax(imax(0, 8 * q - cp), n - k - j - 7 * (k - 1));
+      int32_t hi = 8 * q + 7 - cp < n - k - j ? 8 * q + 7 - cp : n - k - j;
+      if (lo <= hi) return true;
+    }
+  }
+  return false;
+}
+/* Reach specs (python_layout.EXACT_SHIFT): the least width below bit 23, a 5-bit code above
+ * (k + 1 for k spaces after the hole's blanks; s + 1 with TAB_FLAG for s spaces and a tab). */
+#define EXACT_SHIFT 23
+#define TAB_FLAG (1 << 28)
+#define LEAST_MASK ((1 << EXACT_SHIFT) - 1)
+static int32_t spec_least(int32_t code) { return code & LEAST_MASK; }
+static int32_t spec_join(int32_t p, int32_t code) {
+  int32_t least = code & LEAST_MASK;
+  if (code & TAB_FLAG) return p == 0 ? code : join_least(p, least);
+  int32_t k = ((code >> EXACT_SHIFT) & 31) - 1;
+  if (code == 0) k = 0;
+  if (k >= 0 && least == k * SPACE)
+    return p == 0 && k == 0 ? 0 : p + k * SPACE + ((k + 1) << EXACT_SHIFT);
+  return join_least(p, least);
+}
+static int32_t spec_both(int32_t a, int32_t b) {
+  if (a == 0 || a == b) return b;
+  if (b == 0) return a;
+  return widest(a & LEAST_MASK, b & LEAST_MASK);
+}
+static bool reaches(int32_t code, int32_t t) {
+  if (t < 0) return false;
+  int32_t least = code & LEAST_MASK, v = ((code >> EXACT_SHIFT) & 31) - 1;
+  if (v < 0) return at_least(t, least);
+  if (code & TAB_FLAG) {
+    int32_t a = t % ALT_SPAN - least % ALT_SPAN;
+    int32_t m8 = t / ALT_SPAN - least / ALT_SPAN + (v / 8 + 1) * 8;
+    if (a < 0 || m8 % 8 || m8 < 8) return false;
+    for (int32_t c = imax(a, m8 - 8 - v); c < m8 - v; c++)
+      if (c >= 0 && reachable(0, pack(c, a))) return true;
+    return false;
+  }
+  int32_t ks = v * SPACE;
+  return at_least(t, ks) && reachable(least - ks, t - ks);
+}
+
 static int32_t zone(bool at_least_one, int32_t least) {
   return -(1 + (int32_t)at_least_one + 2 * least);
 }
@@ -310,7 +385,7 @@ static bool alt_next(const HfInt32Array *alts, size_t *pos, int32_t *key, int32_
 /* ---- indentation rules (python_layout: line_at, _pop, free_width_moves, ...) ---------- */
 /* Move lists here are records [stack, 0, n, moves...] with moves already as items. */
 
-static void pop_to(HfLayout *S, int32_t stack, int32_t w, HfInt32Array *moves,
+static void pop_to(HfLayout *S, int32_t stack, int32_t w, int32_t upper, HfInt32Array *moves,
                    HfInt32Array *out) {
   int32_t n;
   const int32_t *st = stack_of(S, stack, &n);
@@ -325,11 +400,12 @@ static void pop_to(HfLayout *S, int32_t stack, int32_t w, HfInt32Array *moves,
       }
       if (w > top) return;
       n--;
+      upper = top;
       PUSH(S, moves, S->dedent);
       continue;
     }
     int32_t m = top, a = st[n - 2];
-    if (w > a && !unit) {
+    if (w > a && !unit && deeper(w, a) && deeper(upper, w)) {
       int32_t extra[2] = {FREE0, w};
       int32_t ds = D_STAR;
       int32_t id = stack_make(S, st, n - 1, extra, 2);
@@ -350,17 +426,18 @@ static void line_at(HfLayout *S, int32_t stack, int32_t w, HfInt32Array *out) {
   array_clear(mv);
   int32_t unit = S->unit;
   if (top >= 0) {
-    if (w > top) {
-      int32_t id = stack_make(S, st, n, &w, 1);
-      alt_push(S, out, id, 0, &S->indent, 1, NULL, 0);
-      return;
-    }
     if (w == top) {
       alt_push(S, out, stack, 0, NULL, 0, NULL, 0);
       return;
     }
+    if (deeper(w, top)) {
+      int32_t id = stack_make(S, st, n, &w, 1);
+      alt_push(S, out, id, 0, &S->indent, 1, NULL, 0);
+      return;
+    }
+    if (w > top) return; /* deeper by one count only: TabError */
     PUSH(S, mv, S->dedent);
-    pop_to(S, stack_make(S, st, n - 1, NULL, 0), w, mv, out);
+    pop_to(S, stack_make(S, st, n - 1, NULL, 0), w, top, mv, out);
     return;
   }
   int32_t m = top, a = st[n - 2];
@@ -372,9 +449,10 @@ static void line_at(HfLayout *S, int32_t stack, int32_t w, HfInt32Array *out) {
   if (w < a) {
     PUSH(S, mv, free_all(m));
     PUSH(S, mv, S->dedent);
-    pop_to(S, stack_make(S, st, n - 2, NULL, 0), w, mv, out);
+    pop_to(S, stack_make(S, st, n - 2, NULL, 0), w, a, mv, out);
     return;
   }
+  if (!deeper(w, a)) return;
   int32_t least = zone_least(m);
   if (unit) {
     if ((w - a) % unit) return;
@@ -383,17 +461,17 @@ static void line_at(HfLayout *S, int32_t stack, int32_t w, HfInt32Array *out) {
     for (int32_t x = a + unit; x <= w; x += unit) PUSH(S, lv, x);
     if (S->failed) return;
     int32_t id = stack_make(S, st, n - 1, lv->contents, (int32_t)lv->size);
-    if (w >= least) alt_push(S, out, id, 0, NULL, 0, NULL, 0);
+    if (reaches(least, w)) alt_push(S, out, id, 0, NULL, 0, NULL, 0);
     int32_t dp = D_PLUS;
     alt_push(S, out, id, 0, &dp, 1, NULL, 0);
-    if ((w - unit > a || !zone_min(m)) && w - unit >= least)
+    if ((w - unit > a || !zone_min(m)) && reaches(least, w - unit))
       alt_push(S, out, id, 0, &S->indent, 1, NULL, 0);
     return;
   }
   int32_t ex[2] = {FREE0, w};
-  if (w >= least) alt_push(S, out, stack_make(S, st, n - 1, ex, 2), 0, NULL, 0, NULL, 0);
+  if (reaches(least, w)) alt_push(S, out, stack_make(S, st, n - 1, ex, 2), 0, NULL, 0, NULL, 0);
   st = stack_of(S, stack, &n);
-  if (w > least) {
+  if (deeper(w, widest(a + SPACE * zone_min(m), spec_least(least)))) {
     int32_t ex2[2] = {buried(m), w};
     alt_push(S, out, stack_make(S, st, n - 1, ex2, 2), 0, &S->indent, 1, NULL, 0);
     st = stack_of(S, stack, &n);
@@ -402,11 +480,25 @@ static void line_at(HfLayout *S, int32_t stack, int32_t w, HfInt32Array *out) {
   alt_push(S, out, stack_make(S, st, n - 1, ex, 2), 0, &dp, 1, NULL, 0);
 }
 
+static int32_t top_at_least(HfLayout *S, int32_t stack, int32_t w) {
+  int32_t n;
+  const int32_t *st = stack_of(S, stack, &n);
+  int32_t top = st[n - 1];
+  if (top >= 0 || n < 2) return stack;
+  int32_t below = st[n - 2];
+  if (zone_min(top) == 0 && reaches(w, below)) return stack;
+  int32_t z = zone(true, spec_both(w, zone_least(top)));
+  return stack_make(S, st, n - 1, &z, 1);
+}
+
 static void free_width_moves(HfLayout *S, int32_t stack, int32_t least, HfInt32Array *out) {
   int32_t n;
   const int32_t *st = stack_of(S, stack, &n);
   int32_t top = st[n - 1];
-  if (top < 0 || top >= least) alt_push(S, out, stack, 0, NULL, 0, NULL, 0);
+  if (top < 0) /* the line is the zone's top level */
+    alt_push(S, out, top_at_least(S, stack, least), 0, NULL, 0, NULL, 0);
+  else if (reaches(least, top))
+    alt_push(S, out, stack, 0, NULL, 0, NULL, 0);
   int32_t deeper = zone(true, least);
   int32_t id = top < 0 ? stack_make(S, st, n - 1, &deeper, 1) : stack_make(S, st, n, &deeper, 1);
   alt_push(S, out, id, 0, &S->indent, 1, NULL, 0);
@@ -418,24 +510,13 @@ static void free_width_moves(HfLayout *S, int32_t stack, int32_t least, HfInt32A
     int32_t x = st[n - 1];
     PUSH(S, mv, x >= 0 ? S->dedent : free_all(x));
     n--;
-    if (st[n - 1] >= least) {
+    if (reaches(least, st[n - 1])) {
       int32_t sid = stack_make(S, st, n, NULL, 0);
       alt_push(S, out, sid, 0, mv->contents, (int32_t)mv->size, NULL, 0);
     }
   }
 }
 
-static int32_t top_at_least(HfLayout *S, int32_t stack, int32_t w) {
-  int32_t n;
-  const int32_t *st = stack_of(S, stack, &n);
-  int32_t top = st[n - 1];
-  if (top >= 0 || n < 2) return stack;
-  int32_t below = st[n - 2];
-  if (zone_min(top) == 0 && below >= w) return stack;
-  int32_t lz = zone_least(top);
-  int32_t z = zone(true, w > lz ? w : lz);
-  return stack_make(S, st, n - 1, &z, 1);
-}
 
 static int32_t open_hole_exit(HfLayout *S, const Open *o) {
   int32_t n;
@@ -822,6 +903,8 @@ static void fixed_moves(HfLayout *S, int32_t key, const int32_t *f, bool eps_lin
     Lay nx = l;
     if (term == S->line_cont) {
       nx.cont = 1;
+      /* CPython: the first backslash after a nonzero width fixes it, alt = col */
+      if (!l.fixed && l.pending > 0) nx.pending = pack(l.pending / ALT_SPAN, l.pending / ALT_SPAN);
       nx.fixed = l.fixed || l.pending > 0;
     } else if (term == S->comment) {
       nx.comment = 1;
@@ -849,7 +932,7 @@ static void fixed_moves(HfLayout *S, int32_t key, const int32_t *f, bool eps_lin
           continue;
         }
         Lay nx = lay_plain(0, l.stack, LT_NONE, P_FREE);
-        nx.least = f[E_NL_CARRIED] + f[E_NL_LEAST_B];
+        nx.least = spec_join(f[E_NL_CARRIED], f[E_NL_LEAST_B]);
         alt_push(S, out, lay_key(S, &nx), 0, items, k, NULL, 0);
       }
       return;
@@ -934,7 +1017,7 @@ static void open_hole_state(HfLayout *S, int32_t src, int32_t rs, int32_t key, H
   int32_t n;
   const int32_t *st = stack_of(S, after, &n);
   int32_t top = st[n - 1];
-  c->deep_enough = top < 0 || top >= carried;
+  c->deep_enough = top < 0 || reaches(spec_join(carried, 0), top);
   c->entry_stack = after;
   Open line_start = o;
   line_start.bol = 1;
@@ -975,16 +1058,17 @@ static void open_hole_state(HfLayout *S, int32_t src, int32_t rs, int32_t key, H
   Lay blank = lay_plain(0, after, LT_NONE, P_NONE);
   c->exits_blank = exits_one(lay_key(S, &blank));
   int32_t text_after = h + 1;
-  int32_t need = carried + S->lead.contents[text_after];
+  int32_t need = spec_join(carried, S->lead.contents[text_after]);
+  int32_t own = spec_join(carried, 0);
   c->exits.n = 0;
   if (c->deep_enough) {
-    Lay x = lay_plain(0, top_at_least(S, after, carried), LT_NONE, P_NONE);
+    Lay x = lay_plain(0, top_at_least(S, after, own), LT_NONE, P_NONE);
     c->exits = exits_one(lay_key(S, &x));
   }
   c->exits_text.n = 0;
   if (S->blank_first.contents[text_after]) {
     c->exits_text = c->exits_blank;
-  } else if (top < 0 || top >= need) {
+  } else if (top < 0 || reaches(need, top)) {
     Lay x = lay_plain(0, top_at_least(S, after, need), LT_NONE, P_NONE);
     c->exits_text = exits_one(lay_key(S, &x));
   }
@@ -1070,7 +1154,7 @@ static void leave_hole(HfLayout *S, int32_t src, int32_t key, const HoleCtx *c, 
         fr.line = LT_NONE;
         fr.pending = P_FREE;
         fr.cont = 1;
-        fr.least = f[E_CONT_WS] ? 1 : 0;
+        fr.least = f[E_CONT_WS] ? SPACE : 0;
         emit(S, src, NULL, 0, state(S, rt, lay_key(S, &fr)), label, cost, e);
         continue;
       }

@@ -395,10 +395,10 @@ enum HfLayoutConsts {
    * (NEWLINE, INDENT, DEDENT, a blank line) a hole holds */
   HF_LAYOUT_CONFIG_FIELDS = 10,
   /* per raw edge of a line break, blank or line continuation, its text facts: the edge,
-   * same_chunk (a.chunk == b.chunk), ws_blank (indent width of a blank's text within a
+   * same_chunk (a.chunk == b.chunk), ws_blank (packed indent width of a blank's text within a
    * chunk), nl_same (indent width of a line break's text after its breaks, within a chunk),
-   * nl_carried (_nl_break_width of the rest of a's chunk, or 0), nl_least_b (indent width
-   * of b's chunk before b), nl_break_b (_nl_break_width of that, -1 for None), cont_ws (1
+   * nl_carried (_nl_break_width of the rest of a's chunk, or 0), nl_least_b (blank_spec
+   * of b's chunk before b, a reach spec), nl_break_b (_nl_break_width of that, -1 for None), cont_ws (1
    * when b's chunk goes on with a blank after b); 0 where not read */
   HF_LAYOUT_FACT_FIELDS = 8,
   /* a layout key: [0, depth, -, line, pending, cont, comment, fixed, least, text_top] or

@@ -10,7 +10,7 @@ import warnings
 import pytest
 
 from holefill import Checker, Verdict
-from holefill.lexing.python_layout import indent_unit
+from holefill.lexing.python_layout import SPACE, indent_unit
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_a_cut_of_a_file_with_any_line_break_is_completable(checker, before, fil
 
 def test_the_indentation_unit_reads_lines_after_a_lone_cr():
     assert indent_unit(["def f():\r", "   x = 1\r    y = 2\r"]) is None
-    assert indent_unit(["def f():\r    x = 1\r        y = 2\r"]) == 4
+    assert indent_unit(["def f():\r    x = 1\r        y = 2\r"]) == 4 * SPACE
 
 
 # ---------------------------------------------------------------------------- NUL

@@ -12,6 +12,7 @@ from holefill.datasets import python_cuts
 from holefill.lexing.python_layout import (
     FREE0,
     FREE1,
+    SPACE,
     free_width_moves,
     line_at,
     top_at_least,
@@ -31,35 +32,40 @@ def test_zones_encode_their_least_levels_and_width():
             assert zone_least(z) == least
 
 
+def sp(n: int) -> int:
+    """The width of n spaces."""
+    return n * SPACE
+
+
 def test_a_line_after_a_hole_level_at_least_10_deep():
     """A hole opened levels above 4 whose last is at least 10 columns deep (its line holds a
     token there). A later line at 8 can only be a level the hole opened below its last one."""
-    st = (0, 4, zone(True, 10))
-    assert [m for m, _ in line_at(st, 8, None)] == [("D+",)]
-    assert sorted(m for m, _ in line_at(st, 10, None)) == [(), ("D+",)]
-    assert sorted(m for m, _ in line_at(st, 12, None)) == [(), ("D+",), ("I",)]
+    st = (0, sp(4), zone(True, sp(10)))
+    assert [m for m, _ in line_at(st, sp(8), None)] == [("D+",)]
+    assert sorted(m for m, _ in line_at(st, sp(10), None)) == [(), ("D+",)]
+    assert sorted(m for m, _ in line_at(st, sp(12), None)) == [(), ("D+",), ("I",)]
     # A line at a known level closes the zone whatever its widths.
-    assert [m for m, _ in line_at(st, 4, None)] == [("D+",)]
+    assert [m for m, _ in line_at(st, sp(4), None)] == [("D+",)]
 
 
 def test_strict_mode_keeps_the_least_width_too():
-    st = (0, 4, zone(True, 10))
-    assert [m for m, _ in line_at(st, 8, 4)] == [("D+",)]
-    assert sorted(m for m, _ in line_at(st, 12, 4)) == [(), ("D+",)]
-    assert sorted(m for m, _ in line_at(st, 16, 4)) == [(), ("D+",), ("I",)]
+    st = (0, sp(4), zone(True, sp(10)))
+    assert [m for m, _ in line_at(st, sp(8), sp(4))] == [("D+",)]
+    assert sorted(m for m, _ in line_at(st, sp(12), sp(4))) == [(), ("D+",)]
+    assert sorted(m for m, _ in line_at(st, sp(16), sp(4))) == [(), ("D+",), ("I",)]
 
 
 def test_a_line_whose_width_a_hole_chose_opens_a_level_at_least_that_deep():
-    moves = dict(free_width_moves((0, 4, 8), least=9))
+    moves = dict(free_width_moves((0, sp(4), sp(8)), least=sp(9)))
     assert set(moves) == {("I",)}
-    assert zone_least(moves[("I",)][-1]) == 9
+    assert zone_least(moves[("I",)][-1]) == sp(9)
 
 
 def test_the_bound_goes_to_the_top_zone_only():
-    assert top_at_least((0, 4), 9) == (0, 4)
-    assert zone_least(top_at_least((0, 4, FREE1), 9)[-1]) == 9
-    assert top_at_least((0, 8, FREE0), 6) == (0, 8, FREE0)  # the line may sit at 8
-    assert zone_min(top_at_least((0, 4, FREE0), 6)[-1]) == 1
+    assert top_at_least((0, sp(4)), sp(9)) == (0, sp(4))
+    assert zone_least(top_at_least((0, sp(4), FREE1), sp(9))[-1]) == sp(9)
+    assert top_at_least((0, sp(8), FREE0), sp(6)) == (0, sp(8), FREE0)  # the line may sit at 8
+    assert zone_min(top_at_least((0, sp(4), FREE0), sp(6))[-1]) == 1
 
 
 # Cuts of the standard library whose witnesses CPython rejected before the fixes named:

@@ -86,6 +86,18 @@ def _glued_names(tokens):
         yield held
 
 
+def _tab_error(source: str) -> bool:
+    """Whether CPython's C tokenizer raises TabError on `source` (what `compile` meets
+    first: a parser error on an earlier line hides it)."""
+    try:
+        compile(source, "<tabs>", "exec", dont_inherit=True)
+    except TabError:
+        return True
+    except (SyntaxError, ValueError):
+        return False
+    return False
+
+
 def cpython_lexemes(source: str) -> list[Lexeme]:
     """Tokenize with CPython and return our lexemes. Raises Rejected on tokenizer errors."""
     line_starts = [0]
@@ -100,6 +112,8 @@ def cpython_lexemes(source: str) -> list[Lexeme]:
     fstart = 0
     if "\0" in source:  # CPython's tokenizer refuses it anywhere; the tokenize module does not
         raise Rejected("source code cannot contain null bytes")
+    if "\t" in source and _tab_error(source):  # the tokenize module of 3.11 lets them pass
+        raise Rejected("tokenizer: inconsistent use of tabs and spaces in indentation")
     try:
         for t in _glued_names(tokenize.generate_tokens(io.StringIO(source).readline)):
             if FSTRING_START is not None and t.type == FSTRING_START:

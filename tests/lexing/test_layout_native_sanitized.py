@@ -69,7 +69,9 @@ def test_sanitized_native_product_equals_python_and_frees_everything(tmp_path: P
     builder.compile(tmpdir=str(tmp_path))
     asan = subprocess.run([gcc, "-print-file-name=libasan.so"], capture_output=True,
                           text=True, check=True).stdout.strip()
-    env = dict(os.environ, LD_PRELOAD=asan, PYTHONPATH=str(tmp_path),
+    # The caller's PYTHONPATH stays behind ours: it names the holefill under test.
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
+    env = dict(os.environ, LD_PRELOAD=asan, PYTHONPATH=path,
                ASAN_OPTIONS="detect_leaks=0:abort_on_error=0",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     proc = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True,

@@ -251,7 +251,7 @@ def _text_facts(layout: PythonLayoutLexer, chunks: Sequence[str], raw: LexemeNFA
     """HF_LAYOUT_FACT_FIELDS ints per raw edge from `first` on that is a line break, a blank
     or a line continuation: what the layout rules read of the text around it (see
     native/holefill.h). `budget` is polled between blocks of edges."""
-    from holefill.lexing.python_layout import _nl_break_width, indent_width
+    from holefill.lexing.python_layout import _nl_break_width, blank_spec, indent_width
 
     nl, ws, cont = layout.nl, layout.ws, layout.line_cont
     out = array("i")
@@ -283,7 +283,7 @@ def _text_facts(layout: PythonLayoutLexer, chunks: Sequence[str], raw: LexemeNFA
                     carried = _nl_break_width(chunks[a_chunk][a_pos:]) or 0
                 if b_chunk >= 0:
                     tail = chunks[b_chunk][:b_pos]
-                    least_b = indent_width(tail)
+                    least_b = blank_spec(tail)
                     w = _nl_break_width(tail)
                     break_b = -1 if w is None else w
         elif b_chunk >= 0:

@@ -17,6 +17,14 @@ After a hole the context is unknown (paper: fim-left-right-quotient-python, sect
   emits one known DEDENT per level seen and then any number more;
 - when the whole file indents by one unit (strict mode), levels are exact multiples of the
   unit, so after the first line every count is exact;
+- a width is a pair, as CPython's tokenizer compares indentation twice (Parser/tokenizer.c,
+  col and altcol): with tabs to the next multiple of 8 and with tabs as 1 column. Both
+  orders must agree or CPython raises TabError: an INDENT is deeper in both, a line at a
+  level equals it in both, and a DEDENT lands on a level equal in both (see `pack`);
+  a free zone's levels lie deeper than the level below in both counts; a line whose blanks
+  a hole writes in part is a *reach spec* (`reaches`): exact when the fixed blanks after
+  the hole are spaces, or spaces and tabs with none before it, else a least width (an
+  over-approximation: the check may say YES where no blanks fit, and the witness fails);
 - whether the line the hole ended on holds tokens is unknown, so the first line break may
   or may not end a logical line (NEWLINE or nothing).
 
@@ -79,6 +87,198 @@ Stack = tuple[int, ...]
 Moves = tuple[str, ...]
 
 
+# A width is the pair (col, alt) of Parser/tokenizer.c packed in one int, col * ALT_SPAN + alt:
+# col counts tabs to the next multiple of 8, alt counts them as 1 (ALTTABSIZE); a form feed
+# resets both. Packed widths are equal exactly when both counts are, ordered by col first,
+# and appending k spaces adds k * SPACE. Indentation of ALT_SPAN characters or more is beyond
+# our limits (PythonLexer.beyond_limits), so alt never spills into col.
+ALT_SPAN = 1024
+SPACE = ALT_SPAN + 1
+MAX_WIDTH = 8 * ALT_SPAN * ALT_SPAN  # every packed width lies below (2 ** 23)
+
+
+def pack(col: int, alt: int) -> int:
+    return col * ALT_SPAN + alt
+
+
+def col_of(w: int) -> int:
+    return w // ALT_SPAN
+
+
+def alt_of(w: int) -> int:
+    return w % ALT_SPAN
+
+
+def deeper(w: int, v: int) -> bool:
+    """Whether width w lies deeper than v in both counts (what an INDENT needs)."""
+    return w // ALT_SPAN > v // ALT_SPAN and w % ALT_SPAN > v % ALT_SPAN
+
+
+def at_least(w: int, v: int) -> bool:
+    """Whether width w is at least v in both counts (v a lower bound)."""
+    return w >= 0 and w // ALT_SPAN >= v // ALT_SPAN and w % ALT_SPAN >= v % ALT_SPAN
+
+
+def widest(w: int, v: int) -> int:
+    """The least width at least w and v in both counts."""
+    return pack(max(w // ALT_SPAN, v // ALT_SPAN), max(w % ALT_SPAN, v % ALT_SPAN))
+
+
+def join_least(before: int, after: int) -> int:
+    """A lower bound of the width of a line whose blanks are some of width `before`, any
+    blanks, and some of width `after` (no form feed): alt adds up; col is at least the col
+    of `after` and at least col of `before` plus one per character after (exact for
+    spaces)."""
+    cb, ab, ca, aa = before // ALT_SPAN, before % ALT_SPAN, after // ALT_SPAN, after % ALT_SPAN
+    return pack(max(cb + aa, ca), ab + aa)
+
+
+def reachable(p: int, u: int) -> bool:
+    """Whether some blanks (no form feed) take a line start of width p to width u."""
+    return _blanks_between(p, u) is not None
+
+
+def _blanks_between(p: int, u: int) -> str | None:
+    """Blanks that take width p to width u: spaces when they do; else `i` spaces, `k` tabs
+    with `g` spaces absorbed between them (under 8 per gap) and `j` spaces, where the i
+    spaces and k tabs pass the tab stops up to 8 * (q + k)."""
+    cp, ap, cu, au = p // ALT_SPAN, p % ALT_SPAN, u // ALT_SPAN, u % ALT_SPAN
+    n = au - ap
+    if n < 0 or cu < cp + n or (n and cu > (cp // 8 + n) * 8):
+        return None
+    if cu == cp + n:
+        return " " * n
+    for k in range(1, n + 1):
+        for q in range(cp // 8, (cp + n - k) // 8 + 1):
+            j = cu - 8 * (q + k)
+            if j < 0:
+                break
+            lo = max(0, 8 * q - cp, n - k - j - 7 * (k - 1))
+            hi = min(8 * q + 7 - cp, n - k - j)
+            if lo <= hi:
+                g = n - k - j - lo
+                gaps = [min(7, g - 7 * t) for t in range((g + 6) // 7)]
+                return " " * lo + "\t" + "".join(" " * x + "\t" for x in gaps) + \
+                    "\t" * (k - 1 - len(gaps)) + " " * j
+    return None
+
+
+# The width of a line that a hole's blanks help to write is a *reach spec*, one int: the
+# least width it can have (bits below EXACT_SHIFT), and when that is known exactly, a code
+# above (5 bits, and a flag at TAB_FLAG):
+# - k + 1, when the blanks after the hole's are k spaces (k < 31): the line is the fixed
+#   blanks before the hole (the least width less k spaces), the hole's, and k spaces;
+# - s + 1 with TAB_FLAG, when nothing comes before the hole's blanks and those after it
+#   are s spaces (s < 31) and then a tab and more: the least width is theirs.
+# Then `reaches` is exact; other blanks (a form feed, both sides) keep only the least
+# width. 0: no bound. Codes stay below 2 ** 29, so a zone (`zone`) fits an int32.
+EXACT_SHIFT = 23
+TAB_FLAG = 1 << 28
+_LEAST_MASK = (1 << EXACT_SHIFT) - 1
+
+
+def blank_spec(ws: str) -> int:
+    """The reach spec of a line whose blanks are a hole's and then the fixed `ws`."""
+    w = indent_width(ws)
+    spaces = len(ws) - len(ws.lstrip(" "))
+    if not ws or "\f" in ws or spaces >= 31:
+        return w
+    if spaces == len(ws):
+        return w + ((spaces + 1) << EXACT_SHIFT)
+    return w + ((spaces + 1) << EXACT_SHIFT) + TAB_FLAG
+
+
+def spec_least(code: int) -> int:
+    """The least width of a reach spec."""
+    return code & _LEAST_MASK
+
+
+def spec_join(p: int, code: int) -> int:
+    """The reach spec of fixed blanks of width p, then a hole's, then what `code` (a spec
+    with nothing before the hole's blanks) says."""
+    least = code & _LEAST_MASK
+    if code & TAB_FLAG:
+        return code if p == 0 else join_least(p, least)
+    k = ((code >> EXACT_SHIFT) & 31) - 1
+    if code == 0:
+        k = 0
+    if k >= 0 and least == k * SPACE:
+        return 0 if p == 0 and k == 0 else p + k * SPACE + ((k + 1) << EXACT_SHIFT)
+    return join_least(p, least)
+
+
+def spec_both(a: int, b: int) -> int:
+    """A spec that a width meeting both specs meets (exact when one is no bound)."""
+    if a == 0 or a == b:
+        return b
+    if b == 0:
+        return a
+    return widest(a & _LEAST_MASK, b & _LEAST_MASK)
+
+
+def reaches(code: int, t: int) -> bool:
+    """Whether a line of the reach spec `code` can have width t (t < 0: a free zone, no)."""
+    if t < 0:
+        return False
+    least = code & _LEAST_MASK
+    v = ((code >> EXACT_SHIFT) & 31) - 1
+    if v < 0:
+        return at_least(t, least)
+    if code & TAB_FLAG:  # the hole's blanks y, then v spaces and a tab: col passes 8 * m
+        a = alt_of(t) - alt_of(least)
+        m8 = col_of(t) - col_of(least) + (v // 8 + 1) * 8
+        if a < 0 or m8 % 8 or m8 < 8:
+            return False
+        return any(reachable(0, pack(c, a))
+                   for c in range(max(a, m8 - 8 - v), m8 - v) if c >= 0)
+    ks = v * SPACE
+    return at_least(t, ks) and reachable(least - ks, t - ks)
+
+
+def fixed_by_backslash(w: int) -> int:
+    """CPython's width of a line start whose first backslash came after w: both counts are
+    the col of w (`altcol = cont_line_col`)."""
+    return pack(w // ALT_SPAN, w // ALT_SPAN)
+
+
+def narrowest(w: int, v: int) -> int:
+    """The widest width at most w and v in both counts."""
+    return pack(min(w // ALT_SPAN, v // ALT_SPAN), min(w % ALT_SPAN, v % ALT_SPAN))
+
+
+def extend_width(w: int, ws: str) -> int:
+    """The width of a line start of width w followed by the blanks ws."""
+    col, alt = w // ALT_SPAN, w % ALT_SPAN
+    for ch in ws:
+        if ch == "\t":
+            col, alt = (col // 8 + 1) * 8, alt + 1
+        elif ch == "\f":
+            col = alt = 0
+        else:
+            col, alt = col + 1, alt + 1
+    return col * ALT_SPAN + alt
+
+
+def blanks_to(have: int, want: int, suffix: str = "") -> str | None:
+    """Blanks that take a line start of width `have`, followed by the blanks `suffix`, to
+    width `want`, or None."""
+    if suffix.strip(" ") == "":
+        ks = len(suffix) * SPACE
+        return _blanks_between(have, want - ks) if at_least(want, ks) else None
+    if "\f" in suffix:
+        return "" if extend_width(have, suffix) == want else None
+    need = alt_of(want) - alt_of(have) - len(suffix)
+    for i in range(8):
+        for k in range(int(i > 0), col_of(want) // 8 + 2):
+            lead = " " * (i if k else 0) + "\t" * k
+            j = need - len(lead)
+            if j < 0:
+                break
+            if extend_width(have, lead + " " * j + suffix) == want:
+                return lead + " " * j
+    return None
+
+
 def zone(at_least_one: bool, least: int = 0) -> int:
     """The stack entry of a free zone (FREE0 = zone(False), FREE1 = zone(True))."""
     return -(1 + int(at_least_one) + 2 * least)
@@ -105,15 +305,15 @@ def _buried(z: int) -> int:
 
 
 def top_at_least(st: Stack, w: int) -> Stack:
-    """The stack after a hole whose last line, at least `w` columns deep, is the top level:
-    a top zone learns the bound."""
+    """The stack after a hole whose last line, of reach spec `w`, is the top level: a top
+    zone learns the bound."""
     top = st[-1]
     if top >= 0 or len(st) < 2:
         return st
     below = st[-2]
-    if zone_min(top) == 0 and below >= w:
+    if zone_min(top) == 0 and reaches(w, below):
         return st  # the line may lie at the known level below
-    return st[:-1] + (zone(True, max(w, zone_least(top))),)
+    return st[:-1] + (zone(True, spec_both(w, zone_least(top))),)
 
 
 def line_at(st: Stack, w: int, unit: int | None) -> list[tuple[Moves, Stack]]:
@@ -122,51 +322,58 @@ def line_at(st: Stack, w: int, unit: int | None) -> list[tuple[Moves, Stack]]:
     top and every level is a multiple of the unit, so counts are exact once w pins them."""
     top = st[-1]
     if top >= 0:
-        if w > top:
-            return [(("I",), st + (w,))]
         if w == top:
             return [((), st)]
-        return _pop(st[:-1], w, ("D",), unit)
+        if deeper(w, top):
+            return [(("I",), st + (w,))]
+        if w > top:
+            return []  # deeper by one count only: TabError
+        return _pop(st[:-1], w, ("D",), unit, top)
     m, a = top, st[-2]
     if w == a:
         return [((_free_all(m),), st[:-1])]
     if w < a:
-        return _pop(st[:-2], w, (_free_all(m), "D"), unit)
-    least = zone_least(m)  # the zone's top level is at least this deep
+        return _pop(st[:-2], w, (_free_all(m), "D"), unit, a)
+    if not deeper(w, a):
+        return []  # the zone's levels, and a deeper line, lie deeper than a in both counts
+    least = zone_least(m)  # the reach spec of the zone's top level
     alts: list[tuple[Moves, Stack]] = []
     if unit is not None:
         if (w - a) % unit:
             return []
         levels = tuple(range(a + unit, w + 1, unit))
-        if w >= least:
+        if reaches(least, w):
             alts.append(((), st[:-1] + levels))
         alts.append((("D+",), st[:-1] + levels))
-        if (w - unit > a or not zone_min(m)) and w - unit >= least:
+        if (w - unit > a or not zone_min(m)) and reaches(least, w - unit):
             alts.append((("I",), st[:-1] + levels))
         return alts
-    if w >= least:
+    if reaches(least, w):
         alts.append(((), st[:-1] + (FREE0, w)))  # the hole's last line was at width w
-    if w > least:
-        alts.append((("I",), st[:-1] + (_buried(m), w)))  # ... below w
+    # ... below w: at a, or (at least one level) deeper than a in both counts
+    if deeper(w, widest(a + SPACE * zone_min(m), spec_least(least))):
+        alts.append((("I",), st[:-1] + (_buried(m), w)))
     alts.append((("D+",), st[:-1] + (FREE0, w)))  # ... above w, and a level at w was open
     return alts
 
 
-def _pop(st: Stack, w: int, moves: Moves, unit: int | None) -> list[tuple[Moves, Stack]]:
-    """Dedenting to width w: pop until a level equals w (no INDENT may follow)."""
+def _pop(st: Stack, w: int, moves: Moves, unit: int | None,
+         upper: int) -> list[tuple[Moves, Stack]]:
+    """Dedenting to width w: pop until a level equals w (no INDENT may follow). `upper` is
+    the last known level popped (w lies below it)."""
     while st:
         top = st[-1]
         if top >= 0:
             if w == top:
                 return [(moves, st)]
             if w > top:
-                return []  # a dedent to a width that was never opened
-            st, moves = st[:-1], moves + ("D",)
+                return []  # a dedent to a width that was never opened (or TabError)
+            st, moves, upper = st[:-1], moves + ("D",), top
             continue
         m, a = top, st[-2]
-        if w > a and unit is None:
-            return [(moves + ("D*",), st[:-1] + (FREE0, w))]
         if w > a:
+            if unit is None and deeper(w, a) and deeper(upper, w):
+                return [(moves + ("D*",), st[:-1] + (FREE0, w))]
             return []  # strict zones lie only at the top, and a dedent never lands in one
         moves += (_free_all(m),)
         st = st[:-1]
@@ -193,11 +400,13 @@ OpenHole = tuple[Stack, int, bool]
 
 
 def free_width_moves(st: Stack, least: int = 0) -> list[tuple[Moves, Stack]]:
-    """The first token of a line whose width a hole chose (at least `least`): any consistent
-    INDENT / DEDENTs."""
+    """The first token of a line whose width a hole chose (of reach spec `least`): any
+    consistent INDENT / DEDENTs."""
     out: list[tuple[Moves, Stack]] = []
     top = st[-1]
-    if top < 0 or top >= least:
+    if top < 0:
+        out.append(((), top_at_least(st, least)))  # the line is the zone's top level
+    elif reaches(least, top):
         out.append(((), st))
     deeper = zone(True, least)
     out.append((("I",), (st[:-1] + (deeper,)) if top < 0 else st + (deeper,)))
@@ -206,7 +415,7 @@ def free_width_moves(st: Stack, least: int = 0) -> list[tuple[Moves, Stack]]:
         x = st[-1]
         moves += ("D",) if x >= 0 else (_free_all(x),)
         st = st[:-1]
-        if st[-1] >= least:
+        if reaches(least, st[-1]):
             out.append((moves, st))
     return out
 
@@ -286,16 +495,19 @@ replace = Layout._replace  # layouts are immutable; this makes a changed copy
 
 
 def indent_width(ws: str) -> int:
-    """Width of leading whitespace with tabs to the next multiple of 8 (CPython's rule)."""
-    col = 0
+    """The packed width (`pack`) of leading whitespace: col with tabs to the next multiple
+    of 8 and alt with tabs as 1; a form feed resets both (CPython's rules)."""
+    col = alt = 0
     for ch in ws:
         if ch == "\t":
             col = (col // 8 + 1) * 8
+            alt += 1
         elif ch == "\f":
-            col = 0
+            col = alt = 0
         else:
             col += 1
-    return col
+            alt += 1
+    return col * ALT_SPAN + alt
 
 
 _LEAD = re.compile(r"([ \t\f]*)[^ \t\f\r\n#\\]")
@@ -304,9 +516,10 @@ _LINE_START = re.compile(r"(?:^|[\r\n])([ \t\f]*)(?=[^ \t\f\r\n#\\])")  # \r alo
 
 
 def indent_unit(chunks: Sequence[str]) -> int | None:
-    """The file's indentation unit when every line of fixed text is indented by a multiple of
-    one unit of spaces (strict mode), else None. Lines inside brackets are not layout, so we
-    only trust the widths that occur; a mixed or odd file turns strict mode off."""
+    """The file's indentation unit, as the packed width of that many spaces, when every line
+    of fixed text is indented by a multiple of one unit of spaces (strict mode), else None.
+    Lines inside brackets are not layout, so we only trust the widths that occur; a mixed or
+    odd file turns strict mode off."""
     widths = set()
     for chunk in chunks:
         for m in _LINE_START.finditer(chunk):
@@ -320,7 +533,7 @@ def indent_unit(chunks: Sequence[str]) -> int | None:
     unit = min(widths)
     if unit not in (2, 3, 4, 8) or any(w % unit for w in widths):
         return None
-    return unit
+    return unit * SPACE
 
 
 @dataclass
@@ -537,7 +750,7 @@ class PythonLayoutLexer:
                 continue
             if not isinstance(tag, Layout):  # H-open: the hole ended its own line
                 pend = PENDING_FREE if width is None else width
-                least = indent_width(tail) if width is None else 0
+                least = blank_spec(tail) if width is None else 0
                 emit(src, [], state(rt, replace(l0, line=LINE_TOKENS_NONE, pending=pend,
                                                 least=least)), first)
             elif width is not None:  # H-same: the text's line break ends the hole's line
@@ -579,7 +792,10 @@ class PythonLayoutLexer:
                 # CPython: the width before the first backslash of a line start fixes its
                 # indentation, unless that width is 0; then the columns of the continuation
                 # lines count on.
-                nxt = replace(lay, cont=True, fixed=lay.fixed or lay.pending > 0)
+                # The fixed width counts tabs to 8 in both counts (altcol = cont_line_col).
+                fix = not lay.fixed and lay.pending > 0
+                nxt = replace(lay, cont=True, fixed=lay.fixed or fix,
+                              pending=fixed_by_backslash(lay.pending) if fix else lay.pending)
             elif term == self.comment:
                 nxt = replace(lay, comment=True)
             elif (term == self.ws and lay.cont and lay.pending >= 0 and not lay.fixed
@@ -602,8 +818,8 @@ class PythonLayoutLexer:
                         continue
                     # Only whitespace lies in the hole: no layout tokens there, but the hole
                     # chose the next line's width (at least what the texts on both sides hold).
-                    least = ((_nl_break_width(chunks[a.chunk][a.pos:]) or 0)
-                             + indent_width(chunks[b.chunk][:b.pos]))
+                    least = spec_join(_nl_break_width(chunks[a.chunk][a.pos:]) or 0,
+                                      blank_spec(chunks[b.chunk][:b.pos]))
                     out.append((toks, Layout(0, lay.stack, LINE_TOKENS_NONE, PENDING_FREE,
                                              least=least), False))
                 return out
@@ -699,10 +915,10 @@ class PythonLayoutLexer:
         """An empty product of `raw` with the layout rules, which `extend` grows from entry
         after entry: states (raw state, layout) reached from an earlier entry are shared, so
         a new entry adds only the states its layouts lead to before they meet old ones."""
-        # The width of the first line of each chunk when it begins with whitespace and a
-        # token (a line the hole may have begun): a hole that ends at a line start must
-        # reach at least that width with its own indentation.
-        lead = [indent_width(m.group(1)) if (m := _LEAD.match(c)) else 0 for c in chunks]
+        # The blanks of the first line of each chunk when it begins with whitespace and a
+        # token (a line the hole may have begun), as a reach spec: a hole that ends at a
+        # line start writes that line's blanks before them.
+        lead = [blank_spec(m.group(1)) if (m := _LEAD.match(c)) else 0 for c in chunks]
         blank_first = [_BLANK_FIRST.match(c) is not None for c in chunks]
         if self.native:
             return NativeSession(self, chunks, raw, unit, budget, lead, blank_first)
@@ -829,7 +1045,8 @@ class PythonLayoutLexer:
                     carried = tag[3]  # columns of this line's indentation before the hole
                     after = open_hole_exit(oh)
                     # The hole's line is at least `carried` deep: its level must be, too.
-                    deep_enough = after[-1] < 0 or after[-1] >= carried
+                    own = spec_join(carried, 0)  # the hole's line: `carried`, then its blanks
+                    deep_enough = after[-1] < 0 or reaches(own, after[-1])
                     if bol:
                         if deep_enough:
                             mid = state(rs, ("open", oh, False, 0))
@@ -855,12 +1072,12 @@ class PythonLayoutLexer:
                         # Comments and blank lines are no tokens.
                         exits_blank = [Layout(0, after, LINE_TOKENS_NONE, PENDING_NONE)]
                         text_after = _hole_of(raw, rs) + 1
-                        need = carried + lead[text_after]
-                        exits = [Layout(0, top_at_least(after, carried), LINE_TOKENS_NONE,
+                        need = spec_join(carried, lead[text_after])
+                        exits = [Layout(0, top_at_least(after, own), LINE_TOKENS_NONE,
                                         PENDING_NONE)] if deep_enough else []
                         if blank_first[text_after]:
                             exits_text = exits_blank
-                        elif after[-1] < 0 or after[-1] >= need:
+                        elif after[-1] < 0 or reaches(need, after[-1]):
                             exits_text = [Layout(0, top_at_least(after, need),
                                                  LINE_TOKENS_NONE, PENDING_NONE)]
                         else:
@@ -926,7 +1143,7 @@ class PythonLayoutLexer:
                                 tail = chunks[b.chunk][b.pos:]
                                 ws = len(tail) - len(tail.lstrip(" \t\f"))
                                 free = replace(l0, line=LINE_TOKENS_NONE, pending=PENDING_FREE,
-                                               cont=True, least=1 if ws else 0)
+                                               cont=True, least=SPACE if ws else 0)
                                 emit(src, [], state(rt, free), (label, cost, e))
                                 continue
                             emit(src, [], state(rt, replace(l0, cont=term == self.line_cont)),
@@ -1012,8 +1229,26 @@ def _leading_blanks(text: str) -> str:
 
 
 def _spread(base: int, top: int, n: int) -> list[int]:
-    """n increasing widths above base, the last one at top (top - base >= n)."""
-    return [base + (i + 1) * (top - base) // n for i in range(n)]
+    """n increasing widths above base, the last one at top (top - base >= n in both counts);
+    each count spread on its own."""
+    cb, ab, ct, at = col_of(base), alt_of(base), col_of(top), alt_of(top)
+    return [pack(cb + (i + 1) * (ct - cb) // n, ab + (i + 1) * (at - ab) // n)
+            for i in range(n)]
+
+
+def _deeper_from(have: int, below: int, suffix: str) -> int:
+    """The first width, of a line start of width `have`, some spaces and `suffix`, that is
+    deeper than `below` in both counts."""
+    w = extend_width(have, suffix)
+    while not deeper(w, below):
+        have += SPACE
+        w = extend_width(have, suffix)
+    return w
+
+
+def _room(base: int, top: int) -> int:
+    """How many levels fit between base and top, counting both counts."""
+    return min(col_of(top) - col_of(base), alt_of(top) - alt_of(base))
 
 
 class PythonLexer:
@@ -1046,7 +1281,10 @@ class PythonLexer:
         past a limit is refused whatever the holes hold: the check answers UNKNOWN with the
         reason rather than a YES that CPython would not share. Cheap scans first; the
         reference lexer only when one could be over. `budget`: polled (a large file's scan
-        takes a while)."""
+        takes a while). A line start of ALT_SPAN blanks or more is past our own limit (a
+        packed width holds fewer, see `pack`)."""
+        if any(_TOO_WIDE.search(c) for c in chunks):
+            return f"indentation of {ALT_SPAN} blanks or more (holefill's limit)"
         fast = [c for c in chunks if _MAYBE_DEEP.search(c) or len(c) > 2 * MAX_OPERATORS]
         if not fast:
             return None
@@ -1059,7 +1297,8 @@ class PythonLexer:
         leaves: Sequence[tuple[int, int]],
         attempt: int,
     ) -> list[str] | None:
-        units = [indent_unit(chunks) or 4, 4, 2, 8]
+        own = indent_unit(chunks) or (TAB_UNIT if _TAB_LINE.search("".join(chunks)) else None)
+        units = [own or 4 * SPACE, 4 * SPACE, 2 * SPACE, 8 * SPACE]
         # Readable spacing first, with every indentation unit; then blanks between all
         # lexemes of a hole, as a fallback that never reads two lexemes as one.
         tights = [True, False] if self.readable else [False]
@@ -1077,6 +1316,8 @@ class _PythonRender:
 
     def __init__(self, lexer: PythonLexer, chunks: Sequence[str], nfa: LexemeNFA,
                  path: Sequence[int], unit: int, tight: bool = False) -> None:
+        """`unit`: the width a new level adds (k spaces: k * SPACE; TAB_UNIT: one tab on
+        levels at tab stops)."""
         self.lx = lexer
         self.chunks = chunks
         self.nfa = nfa
@@ -1193,16 +1434,22 @@ class _PythonRender:
             for j in range(i, len(layouts)):
                 info = layouts[j]
                 if isinstance(info, Layout) and info.line != LINE_TOKENS_NONE and info.stack:
-                    out[a.hole] = self._width_of(info.stack, layouts[j:])
+                    pinned = self._zone_top(j, info.stack)
+                    out[a.hole] = (self._width_of(info.stack, layouts[j:]) if pinned is None
+                                   else pinned)
                     break
         return out
 
     def _pad_to(self, width: int, before: str, chunk: int) -> str:
         """Spaces that bring the line the text `before` ends in (its indentation so far) and
         the indentation chunk `chunk` begins with to `width` columns."""
-        lead = indent_width(_leading_blanks(self.chunks[chunk]))
+        lead = _leading_blanks(self.chunks[chunk])
         have = indent_width(_last_line(before))
-        return " " * max(0, width - have - lead)
+        pad = blanks_to(have, width, lead)
+        if pad is None:  # the blanks before rule the width out (a tab): on a line of its own
+            pad = blanks_to(0, width, lead)
+            return "" if pad is None else "\n" + pad
+        return pad
 
     def _pinned_indents(self, ps: list[tuple], levels: list[int],
                         fate: ZoneFate | None) -> dict[int, int]:
@@ -1257,10 +1504,10 @@ class _PythonRender:
                 if len(st) >= len(zone_st) and st[:len(zone_st) - 1] == zone_st[:-1]:
                     kind = ("at" if lay.dedent in moves else "below" if lay.indent in moves
                             else "top")
-                    out[a.hole] = ZoneFate(kind, st[-1], zone_least(zone_st[-1]))
+                    out[a.hole] = ZoneFate(kind, st[-1], spec_least(zone_least(zone_st[-1])))
                 break
             if out[a.hole] is None:
-                out[a.hole] = ZoneFate("", 0, zone_least(zone_st[-1]))
+                out[a.hole] = ZoneFate("", 0, spec_least(zone_least(zone_st[-1])))
         return out
 
     def _pin_levels(self, n: int, base: int, fate: ZoneFate | None) -> list[int]:
@@ -1268,17 +1515,40 @@ class _PythonRender:
         unit = self.unit
         top = base + n * unit
         if fate is not None:
-            top = max(top, fate.least)
+            top = widest(top, fate.least)
             if fate.kind == "top":
                 top = fate.width
             elif fate.kind == "below":
-                top = max(fate.least, min(top, fate.width - 1))
-            elif fate.kind == "at" and n >= 2 and fate.width - base >= n - 1:
+                top = widest(fate.least, narrowest(top, fate.width - SPACE))
+            elif fate.kind == "at" and n >= 2 and _room(base, fate.width) >= n - 1:
                 inner = _spread(base, fate.width, n - 1)
-                return inner + [max(fate.width + unit, fate.least)]
-        if top - base < n:
+                return inner + [widest(fate.width + unit, fate.least)]
+        if _room(base, top) < n:
             return [base + unit * (i + 1) for i in range(n)]
         return _spread(base, top, n)
+
+    def _zone_top(self, i: int, stack: tuple[int, ...]) -> int | None:
+        """The width a later line of fixed text gives the zone on top of `stack` (the
+        layout after path edge i): the next line that reads the zone with no INDENT or
+        DEDENT sits at its top level (python_layout.line_at's first alternative)."""
+        nfa, lay = self.nfa, self.lx.layout
+        if stack[-1] >= 0:
+            return None
+        for e in self.path[i + 1:]:
+            label = nfa.edges[4 * e + 1]
+            if nfa.raw_edge[e] < 0 and label in (lay.indent, lay.dedent):
+                return None
+            a, b = nfa.spans[e]
+            if a.in_hole or b.in_hole:
+                return None
+            info = nfa.state_info.get(nfa.edges[4 * e + 2])
+            if not isinstance(info, Layout) or info.stack == stack:
+                continue
+            st = info.stack
+            if st[:-2] == stack[:-1] and len(st) == len(stack) + 1 and st[-2] == FREE0:
+                return st[-1]
+            return None
+        return None
 
     def _width_of(self, stack: tuple[int, ...], later: Sequence[object]) -> int:
         """The width of the line whose indentation stack is ``stack``; a free zone on top (an
@@ -1290,7 +1560,7 @@ class _PythonRender:
                  and lay.stack[:len(stack)] == stack and len(lay.stack) > len(stack)
                  and lay.stack[len(stack)] >= 0]
         limit = min(above, default=below + 2 * self.unit)
-        return below + self.unit if below + self.unit < limit else below + 1
+        return below + self.unit if deeper(limit, below + self.unit) else below + SPACE
 
     def _hole(self, h: int, ps: list[tuple], lay: Layout | None, width_after: int | None,
               goes_on: list[int] | None, fate: ZoneFate | None) -> tuple[str, list[int]]:
@@ -1318,12 +1588,19 @@ class _PythonRender:
         # the whole lexeme the text so far ends in, (term, text), when known
         last: tuple[int, str] | None = None if goes_on is not None else self.fixed_before[h]
 
+        fresh = False  # the hole opened the top level on this line: its width may move
+
         def put(text: str, left: bool, term: int, whole: str | None) -> None:
-            nonlocal at_start, col, glued, last
+            nonlocal at_start, col, glued, last, fresh
             if at_start:
                 want = levels[-1]
-                if want > col:
-                    out.append(" " * (want - col))
+                if fresh and want != col and not reachable(col, want):
+                    # the blanks before the hole already rule that width out (a tab)
+                    levels[-1] = want = _deeper_from(col, levels[-2], "")
+                fresh = False
+                pad = blanks_to(col, want) if want != col else None
+                if pad is not None:
+                    out.append(pad)
                     col = want
                 at_start = False
             elif not left and not glued and not self._together(last, term, text):
@@ -1337,10 +1614,11 @@ class _PythonRender:
                 t = p[1]
                 if t == lay_lx.newline:
                     out.append("\n")
-                    at_start, col, glued = True, 0, True
+                    at_start, col, glued, fresh = True, 0, True, False
                 elif t == lay_lx.indent:
                     levels.append(pinned.get(n_indents, levels[-1] + self.unit))
                     n_indents += 1
+                    fresh = True
                 elif t == lay_lx.dedent:
                     if len(levels) > 1:
                         levels.pop()
@@ -1350,7 +1628,7 @@ class _PythonRender:
             else:
                 _, text, left, right, kind_of, (term, whole) = p
                 if kind_of == "cont" and at_start and width_after is not None:
-                    out.append(" " * max(0, width_after - col) + text)
+                    out.append((blanks_to(col, width_after) or "") + text)
                     at_start, glued = False, True
                     continue
                 if kind_of == "comment" and not right:
@@ -1373,9 +1651,13 @@ class _PythonRender:
         after = self.fixed_after[h]
         if at_start and nxt and nxt[0] not in "\r\n":
             lead = _leading_blanks(nxt)
-            want = levels[-1] - indent_width(lead)
-            if want > col:
-                out.append(" " * (want - col))
+            pad = blanks_to(col, levels[-1], lead)
+            if pad is None and fresh:
+                levels[-1] = _deeper_from(col, levels[-2], lead)
+                pad = blanks_to(col, levels[-1], lead)
+            if pad is None and (pad := blanks_to(0, levels[-1], lead)) is not None:
+                pad = "\n" + pad  # the blanks so far rule the width out: a blank line first
+            out.append(pad or "")
         elif (not glued and nxt and not nxt[0].isspace()
               and not (after is not None and self._together(last, after[0], after[1]))):
             out.append(" ")
@@ -1386,6 +1668,9 @@ class _PythonRender:
 MAX_BRACKETS = 200
 MAX_INDENT_LEVELS = 100
 MAX_OPERATORS = 1000  # per logical line: chains of binary operators nest the AST this deep
+TAB_UNIT = pack(8, 1)  # a witness's new level in a file indented with tabs: one more tab
+_TAB_LINE = re.compile(r"(?:^|[\r\n])[ ]*\t", re.MULTILINE)
+_TOO_WIDE = re.compile(rf"^[ \t\f]{{{ALT_SPAN}}}", re.MULTILINE)
 _MAYBE_DEEP = re.compile(r"[(\[{]{40}|^[ \t]{100}", re.MULTILINE)
 _WIDE_LINE = re.compile(rf"[\r\n\f][ \t]{{{MAX_INDENT_LEVELS // 8 + 1}}}")
 _OPERATORS = frozenset(["+", "-", "*", "/", "%", "@", "**", "<<", ">>", "&", "|", "^", "//",
