@@ -224,3 +224,36 @@ def test_the_first_question_into_a_right_context_may_build_its_tables_past_the_t
     cold = IncrementalCheck(checker, 0, 0, "", None)
     cold.limits = Limits(parser_steps=2_000, right_steps=2_000)
     assert cold.verdict(chunks, sites) is not Verdict.YES  # the tables need more than that
+
+
+def test_a_directive_that_the_last_hole_ends_keeps_the_sites_it_passed_through():
+    """Issue 29 (HumanEval-X CPP/157): in the user's text `#include<|h|>h<|h|>ude<stdlib.h>
+    <|h|>c){...` one directive line passes through the fixed text between the holes (its
+    sites are `passes`). With the first two holes filled (`<algorit`, `m>\\n#incl`) the
+    third one's line break ends the directive exactly at the end of the last site: the lexer
+    with holes (and `anchors.respected`) takes a lexeme from before a `passes` site that
+    reaches its end as the user's; the engine must too, on the open hole and at the end. The
+    left is read from the file's start (a clean start of C++), so both sites lie in it."""
+    cpp = Checker.for_language("cpp")
+    chunks = ["#include", "h", "ude<stdlib.h>", "c){return c;}\n"]
+    middles = ["<algorit", "m>\n#incl", "\nint f(int "]
+    sites = cpp.anchors(chunks).sites
+    assert [s.passes for s in sites] == [True, True, False]
+    at = [0, len(chunks[0] + middles[0]), len(chunks[0] + middles[0] + chunks[1] + middles[1])]
+    left = "".join(c + m for c, m in zip(chunks[:2], middles[:2], strict=True)) + chunks[2]
+    open_sites = [s.moved(0, at[s.chunk]) if s.chunk < 3 else s.moved(1, s.base)
+                  for s in sites]
+    eng = IncrementalCheck(cpp, 0, 0, "", None)
+    answers = []
+    for typed in ("", "\n", "\nint", middles[2], "\n}"):
+        state = [left + typed, chunks[3]]
+        got = eng.verdict(state, open_sites)
+        want = cpp.check(state, anchors=Anchors(tuple(open_sites))).verdict
+        assert got in (None, want), typed
+        answers.append(got)
+    assert answers == [None, Verdict.YES, Verdict.YES, Verdict.YES, Verdict.NO]
+    whole = [left + middles[2] + chunks[3]]
+    all_sites = [s.moved(0, at[s.chunk] if s.chunk < 3 else len(left + middles[2]))
+                 for s in sites]
+    assert cpp.check(whole, anchors=Anchors(tuple(all_sites))).verdict is Verdict.YES
+    assert IncrementalCheck(cpp, 0, 0, "", None).verdict(whole, all_sites) is Verdict.YES

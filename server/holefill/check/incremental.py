@@ -284,11 +284,20 @@ def _site_holds(site: Site, lexemes: Sequence[Lexeme], comment_like: frozenset[i
 
 def _sites_hold_all(sites: Sequence[Site], lexemes: Sequence[Lexeme],
                     comment_like: frozenset[int]) -> bool:
+    """The rule of holefill.lexing.anchors as the lexer with holes enforces it
+    (holes.Coverage.flag_of) and `anchors.respected` checks it: a lexeme begun before a
+    `passes` site that reaches at least its end stands for the user's lexeme that passed
+    through it, and owes the site nothing more (no boundary at its points, no `rho` limit).
+    Such a lexeme may end exactly at the site's end: the site is the text between two holes
+    that were closed, and the second one's filling may end the user's lexeme there
+    (`#include<|h|>h<|h|>ude<stdlib.h><|h|>`, the last hole filled from a line break)."""
     if not sites:
         return True
     bounds = {lx.start for lx in lexemes} | {lx.end for lx in lexemes}
     for site in sites:
         lo, hi = site.base, site.base + site.length
+        if site.passes and any(lx.start < lo and lx.end >= hi for lx in lexemes):
+            continue
         through = any(lx.start < lo and lx.end > hi for lx in lexemes)
         if through and not site.passes:
             return False
