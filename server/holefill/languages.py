@@ -37,8 +37,11 @@ def _generic_lexer(compiled: CompiledGrammar) -> PartialLexer:
 # makes valid. Witnesses pay this much extra per such lexeme written in a hole (or read from
 # fixed text right after one: a macro word costs more than going on with the directive line
 # that the hole ended early). Comments are not surcharged: a hole inside a comment (a license
-# header) is best filled by staying in it.
+# header) is best filled by staying in it. Digraphs cost as much as a directive line, so a
+# witness writes `{` `}` `[` `]` (what tree-sitter and people read), and does not end with `%`
+# before a fixed `>` (`%>`) where a directive line or more lexemes will do.
 C_FAMILY_WITNESS_SURCHARGE: dict[str, int] = {
+    '"<%"': 4, '"%>"': 4, '"<:"': 4, '":>"': 4,
     "PP_FIRST": 4, "PP_IF_FIRST": 4, "PP_LINE": 4, "PP_IF": 4, "PP_ELSE": 4, "PP_ENDIF": 4,
     "PP_EXTERN_C": 8, "PP_EXTERN_C_FIRST": 8, "PP_EXTERN_C_END": 8, "STRING": 3,
     "UD_STRING": 3, "EMPTY_UD_STRING": 3, "MACRO_NAME": 5, "PREFIXED_MACRO": 5, "SCOPE_MACRO": 5,

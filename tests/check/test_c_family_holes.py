@@ -80,3 +80,32 @@ def test_a_hole_inside_a_comment_gets_a_witness_that_keeps_it(lang: str,
     text = filled(chunks, fills)
     assert chk.completable([text]) is Verdict.YES, fills
     assert compiles(lang, text), fills
+
+
+@needs_compilers
+@pytest.mark.parametrize(("lang", "chunks"), [
+    ("c", ["int a[2];\nint f(void) <% return a<:", "; %>\n"]),
+    ("c", ["%:def", "\nint x;\n"]),
+    ("c", ["int gr\u00f6", " = 1;\n"]),
+    ("cpp", ["struct S <% int a; ", "\nS s;\n"]),
+    ("cpp", ["%:def", "\nint x;\n"]),
+    ("cpp", ["namespace \u03c0 { int ou\u01c5", " }\n"]),
+])
+def test_digraphs_and_utf8_names_get_witnesses_the_compiler_takes(lang: str,
+                                                                 chunks: list[str]) -> None:
+    """Digraphs (`<%` `%>` `<:` `:>` `%:`) and UTF-8 letters in names are read as gcc and g++
+    read them (all these were NO)."""
+    fills = Checker.for_language(lang).witness(chunks)
+    assert fills is not None
+    assert compiles(lang, filled(chunks, fills)), fills
+
+
+@pytest.mark.parametrize("lang", ["c", "cpp"])
+@pytest.mark.parametrize("chunks", [
+    ["int \u0301", " = 1;\n"],
+    ["int a\u00d7", " = 1;\n"],
+])
+def test_no_filling_makes_a_name_of_a_non_letter(lang: str, chunks: list[str]) -> None:
+    """A combining mark starts no name and U+00D7 is in none (after a blank or a letter no
+    filling makes them part of a string, a comment or a name)."""
+    assert Checker.for_language(lang).completable(chunks) is Verdict.NO

@@ -249,7 +249,9 @@ CPP_REJECTED_ON_PURPOSE = [
     ),
     ("#define q_object\nclass A { q_object int x; };\n", "a lowercase object-like macro"),
     ("#define NOEXCEPT noexcept\nvoid f() NOEXCEPT;\n", "a macro after a parameter list"),
-    ("int a<:1:> = {0};\n", "digraphs"),
+    ("int a<:1:> = {0};\n", "the digraphs `<:` `:>` (`<%` `%>` `%:` are read)"),
+    ("int cap\\\nacity;\n", "a backslash-newline inside a name"),
+    ("int a\\u00e9;\n", "a universal character name in a name (UTF-8 letters are read)"),
 ]
 
 

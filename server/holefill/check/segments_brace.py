@@ -112,11 +112,14 @@ from holefill.lexing.anchors import ReferenceLexer, Site
 from holefill.lexing.guard import guard
 from holefill.lexing.relex import Reading, code_points
 
-_DEPTH = {'"{"': 1, '"("': 1, '"["': 1, '"[["': 2, '"}"': -1, '")"': -1, '"]"': -1}
+# The digraphs `<%` `%>` `<:` `:>` count as the brackets they spell.
+_DEPTH = {'"{"': 1, '"("': 1, '"["': 1, '"[["': 2, '"}"': -1, '")"': -1, '"]"': -1,
+          '"<%"': 1, '"<:"': 1, '"%>"': -1, '":>"': -1}
 _GROUP = {"PP_IF": 1, "PP_IF_FIRST": 1, "PP_EXTERN_C": 1, "PP_EXTERN_C_FIRST": 1,
           "PP_ENDIF": -1, "PP_EXTERN_C_END": -1}
-_BRACKET = {'"("': 1, '"["': 2, '"[["': 2, '"{"': 3, '")"': -1, '"]"': -2, '"}"': -3}
-_ENDS = frozenset({'";"', '"}"'})
+_BRACKET = {'"("': 1, '"["': 2, '"[["': 2, '"{"': 3, '")"': -1, '"]"': -2, '"}"': -3,
+            '"<:"': 2, '"<%"': 3, '":>"': -2, '"%>"': -3}
+_ENDS = frozenset({'";"', '"}"', '"%>"'})
 
 
 def brace_cuts(language: str, ref: ReferenceLexer, chunks: Sequence[str],
