@@ -12,13 +12,13 @@ valid for CPython. The slow variant sweeps more cuts (`pytest -m slow`).
 
 from __future__ import annotations
 
-import ast
 import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from holefill.bench.oracles import python_valid as parses
 from holefill.check.checker import Checker, Verdict
 from holefill.decode.completer import _hole_state, request_checks
 from holefill.decode.loop import DecodeSettings
@@ -98,14 +98,6 @@ def disagreements(checker: Checker, chunks: list[str], typed: list[str]) -> list
             if tail is not None and not parses(chunks[0] + text + tail + chunks[1]):
                 found.append(f"witness {text!r} + {tail!r} does not parse")
     return found
-
-
-def parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except SyntaxError:
-        return False
-    return True
 
 
 def sweep(files: list[Path], per_file: int, seed: int) -> list[str]:
