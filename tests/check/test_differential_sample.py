@@ -27,8 +27,6 @@ SAMPLES = {"python": (150, 60, 120, 0), "cpp": (50, 40, 300, 0), "c": (40, None,
 
 # (language, class, kind) -> what fails there today (examples: fuzz_differential.py --out)
 KNOWN: dict[tuple[str, str, str], str] = {
-    ("python", "mutate:tabs", "false_yes"):
-        "tabs and spaces mixed inconsistently in one block (CPython's TabError) are accepted",
     ("cpp", "mutate:splice", "false_no"):
         "a backslash-newline inside a token (`std::vec\\` newline `tor`) is refused",
     ("c", "mutate:splice", "false_no"):
