@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from holefill.check.checker import Checker, Verdict
+from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
 from holefill.lexing.anchors import Anchors, respected
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -100,9 +100,9 @@ def final_check(checker: Checker, chunks: Sequence[str], fills: dict[int, str], 
         reads = not anchored or respected(checker.lexer.reference, chunks, order, anchors)
         if judged is not None and reads:
             return judged
-    kwargs = {} if max_steps is None else {"max_steps": max_steps}
     res = checker.check(merged, anchors=moved_anchors(chunks, fills, anchors),
-                        deadline=deadline, cancel=cancel, **kwargs)
+                        deadline=deadline, cancel=cancel,
+                        max_steps=DEFAULT_MAX_STEPS if max_steps is None else max_steps)
     if res.verdict is Verdict.YES:
         return FinalVerdict(Verdict.YES)
     if res.verdict is Verdict.NO:
