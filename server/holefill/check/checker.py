@@ -20,6 +20,15 @@ import numpy as np
 from holefill.budget import Budget, BudgetExhausted
 from holefill.check.core import CoreVerdict, NativeChecker, NativeGrammar
 from holefill.check.merge import MAX_HOLES, merge_adjacent_holes
+from holefill.check.structure import (
+    PLAIN_STRUCTURE,
+    Brackets,
+    Structure,
+    StructureProduct,
+    product_regions,
+    structure_of,
+    violation,
+)
 from holefill.grammar.tables import CompiledGrammar
 from holefill.lexing.anchors import PLAIN, Anchors, ReferenceLexer, respected
 from holefill.lexing.holes import HoleLexer, LexemeNFA
@@ -28,6 +37,10 @@ from holefill.lexing.render import Renderer, full_path
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_STEPS = 20_000_000
+# Whether checks and fills keep the structure of the user's code unless told (see
+# holefill.check.structure): off until the engines that check each token (the incremental
+# right context, pieces, segments) carry the rule, and the suites are judged under it.
+STRUCTURED_DEFAULT = False
 
 
 class Verdict(enum.Enum):
@@ -156,6 +169,24 @@ class Checker:
 
         return adjacent_terminals(self.compiled.grammar)
 
+    @functools.cached_property
+    def brackets(self) -> Brackets:
+        """The bracket terminals and the line-break-only terminals (holefill.check.structure)."""
+        return Brackets(self.compiled.grammar.terminals, self.compiled.lexer)
+
+    def structure(self, chunks: Sequence[str]) -> Structure:
+        """The structure of `chunks`, as the user's document, that fillings keep (see
+        holefill.check.structure); like `anchors`, computed once per request."""
+        return structure_of(self.lexer.reference, self.brackets, chunks)
+
+    def structure_violation(self, chunks: Sequence[str], fills: Sequence[str],
+                            structure: Structure | None = None) -> str | None:
+        """Why `fills` break the structure of `chunks` (default: theirs as the user's
+        document), judged on the filled text; None when they keep it."""
+        if structure is None:
+            structure = self.structure(chunks)
+        return violation(self.lexer.reference, self.brackets, chunks, fills, structure)
+
     @classmethod
     def for_language(cls, language: str) -> Checker:
         """The shared checker of a language ("json", "cpp", ...); raises LanguageError."""
@@ -200,6 +231,13 @@ class Checker:
         removed text itself leaves the text around it as it was."""
         return respected(self.lexer.reference, chunks, fills, self.lexer.anchors(chunks))
 
+    def keeps_place(self, chunks: Sequence[str], fills: Sequence[str]) -> bool:
+        """Whether filling `chunks` with `fills` keeps both the reading and the structure of
+        the fixed text (what the anchored check holds every filling to): e.g. for a cut of
+        real code, whether the removed text itself may come back."""
+        return (self.keeps_reading(chunks, fills)
+                and self.structure_violation(chunks, fills) is None)
+
     def check(
         self,
         chunks: Sequence[str],
@@ -210,9 +248,14 @@ class Checker:
         anchored: bool = True,
         anchors: Anchors | None = None,
         deadline: float | None = None,
+        structure: Structure | None = None,
+        structured: bool = STRUCTURED_DEFAULT,
     ) -> CheckResult:
         """One check. `anchors`: the reading to keep (default: that of `chunks` themselves);
-        `anchored=False` checks the plain grammar semantics instead. `max_steps` bounds the
+        `anchored=False` checks the plain grammar semantics instead. `structure`: the
+        brackets and lines to keep (holefill.check.structure; default: those of `chunks`
+        themselves when `anchors` is not given, else none); `structured=False` keeps the
+        reading only (lexical-only semantics), as does `anchored=False`. `max_steps` bounds the
         work of every stage (lexing with holes, layout, core), `deadline` (seconds) its wall
         time, `cancel` stops it: each answers UNKNOWN (never NO), with the reason in
         `reason`. The deadline and the cancel callback cover every stage, the reading of the
@@ -220,11 +263,16 @@ class Checker:
         chunks = list(chunks)
         if not chunks:
             raise ValueError("chunks must hold at least one string")
+        if not anchored or not structured:
+            structure = PLAIN_STRUCTURE
+        elif structure is None:
+            structure = PLAIN_STRUCTURE if anchors is not None else None
         return self._check(chunks, Budget(max_steps, deadline, cancel), want_witness,
-                           max_steps, PLAIN if not anchored else anchors)
+                           max_steps, PLAIN if not anchored else anchors, structure)
 
     def _check(self, chunks: list[str], budget: Budget, want_witness: bool, max_steps: int,
-               anchors: Anchors | None) -> CheckResult:
+               anchors: Anchors | None, structure: Structure | None = PLAIN_STRUCTURE
+               ) -> CheckResult:
         t0 = time.perf_counter()
         try:
             budget.poll()
@@ -233,23 +281,37 @@ class Checker:
                 return CheckResult(Verdict.UNKNOWN, reason=(
                     f"{merged.holes} holes in one check (more than {MAX_HOLES}, after "
                     "merging adjacent ones): fill fewer at a time"))
+            if structure is None:
+                structure = self.structure(chunks)
+            structure = merged.structure(structure)
             chunks = merged.chunks
             anchors = self.lexer.anchors(chunks) if merged.anchors is None else merged.anchors
             reason = self.lexer.beyond_limits(chunks, budget)
             if reason is not None:
                 return CheckResult(Verdict.UNKNOWN, reason=reason)
             nfa = self.lexer.build(chunks, anchors, budget)
+            prod = None
+            n_states, edges, starts, finals = nfa.n_states, nfa.edges, nfa.starts, nfa.finals
+            if not structure.trivial:
+                prod = StructureProduct(structure, self.brackets)
+                prod.add_states(*product_regions(nfa, structure, [len(c) for c in chunks]))
+                edges = prod.add_edges(nfa.edges, nfa.terms)
+                n_states, starts = prod.n, [prod.state(x) for x in nfa.starts]
+                finals = prod.finals(nfa.finals)
             t1 = time.perf_counter()
             with self._lock:
                 res = self._native.run(
-                    nfa.n_states,
-                    nfa.edges,
-                    nfa.starts,
-                    nfa.finals,
+                    n_states,
+                    edges,
+                    starts,
+                    finals,
                     max_steps=budget.steps_left(max_steps),
                     want_witness=want_witness,
                     cancel=budget.stopped,
                 )
+            if prod is not None and res.witness is not None:
+                res.witness = [(int(prod.origin_edge[e]), int(prod.origin_state[t]))
+                               for e, t in res.witness]
         except BudgetExhausted as exc:
             return CheckResult(Verdict.UNKNOWN, reason=str(exc))
         t2 = time.perf_counter()
@@ -259,13 +321,14 @@ class Checker:
             "core_ms": (t2 - t1) * 1e3,
             "nfa_states": nfa.n_states,
             "nfa_edges": nfa.n_edges,
+            "structure_states": float(n_states),
             "holes_merged": float(len(merged.kept) - merged.holes),
             **{k: float(v) for k, v in res.stats.items()},
         }
         fills = None
         reason = "the work budget ran out in the core" if verdict is Verdict.UNKNOWN else None
         if verdict is Verdict.YES and want_witness and res.witness is not None:
-            fills = self._render(chunks, nfa, res.witness, stats, anchors, budget)
+            fills = self._render(chunks, nfa, res.witness, stats, anchors, budget, structure)
             stats["render_ms"] = (time.perf_counter() - t2) * 1e3
             if fills is None:  # YES is proven, but no text we can show proves it
                 verdict = Verdict.UNKNOWN
@@ -284,6 +347,7 @@ class Checker:
         stats: dict[str, float],
         anchors: Anchors,
         budget: Budget,
+        structure: Structure = PLAIN_STRUCTURE,
     ) -> list[str] | None:
         """Render the witness and re-check the filled text as a whole program; a rendering
         that maximal munch would lex differently, or that the whole check refuses, is
@@ -302,13 +366,36 @@ class Checker:
                 continue
             if fills is None:
                 break
-            text = "".join(c + f for c, f in zip(chunks, fills + [""], strict=True))
-            again = budget.sharing_time(DEFAULT_MAX_STEPS)  # within the check's time
-            if (respected(self.lexer.reference, chunks, fills, anchors)
-                    and self._check([text], again, False, DEFAULT_MAX_STEPS,
-                                    None).verdict is Verdict.YES):
-                stats["witness_verified"] = 1.0
-                return fills
+            for option in _one_line_variants(fills, structure):
+                if self._passes(chunks, option, anchors, budget, structure):
+                    stats["witness_verified"] = 1.0
+                    return option
             attempt += 1
         stats["witness_verified"] = 0.0
         return None
+
+    def _passes(self, chunks: list[str], fills: list[str], anchors: Anchors, budget: Budget,
+                structure: Structure) -> bool:
+        """Whether a rendered witness keeps the reading and the structure and makes the
+        whole text a program (the check of the filled text as one chunk)."""
+        text = "".join(c + f for c, f in zip(chunks, fills + [""], strict=True))
+        again = budget.sharing_time(DEFAULT_MAX_STEPS)  # within the check's time
+        return (respected(self.lexer.reference, chunks, fills, anchors)
+                and violation(self.lexer.reference, self.brackets, chunks, fills,
+                              structure) is None
+                and self._check([text], again, False, DEFAULT_MAX_STEPS,
+                                None).verdict is Verdict.YES)
+
+
+def _one_line_variants(fills: list[str], structure: Structure) -> list[list[str]]:
+    """A rendering, and where it breaks a line the rule keeps whole, the same with its line
+    breaks written as blanks (the renderer separates lexemes with line breaks in some of its
+    attempts; blanks do as well where no lexeme needs a line break, which the re-check
+    decides)."""
+    out = [fills]
+    one = [f.replace("\r", " ").replace("\n", " ")
+           if h < len(structure.rules) and structure.rules[h].one_line else f
+           for h, f in enumerate(fills)]
+    if one != fills:
+        out.append(one)
+    return out

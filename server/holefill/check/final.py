@@ -82,10 +82,17 @@ def moved_anchors(chunks: Sequence[str], fills: dict[int, str], anchors: Anchors
 def final_check(checker: Checker, chunks: Sequence[str], fills: dict[int, str], *,
                 anchored: bool = True, deadline: float | None = FINAL_DEADLINE_S,
                 max_steps: int | None = None,
-                cancel: Callable[[], bool] | None = None) -> FinalVerdict:
+                cancel: Callable[[], bool] | None = None,
+                structured: bool = False) -> FinalVerdict:
     """The exact verdict on `chunks` with the holes of `fills` filled (see the module
-    docstring). `anchored`: keep the reading of the text of `chunks`, as the fill did."""
+    docstring). `anchored`: keep the reading of the text of `chunks`, as the fill did;
+    `structured`: and its structure (holefill.check.structure), judged first on the text."""
     chunks = list(chunks)
+    if anchored and structured:
+        order = [fills.get(i, "") for i in range(len(chunks) - 1)]
+        why = checker.structure_violation(chunks, order)
+        if why is not None:
+            return FinalVerdict(Verdict.NO, why, "structure")
     anchors = checker.anchors(chunks) if anchored else Anchors(())
     merged, _ = filled(chunks, fills)
     reads = True

@@ -26,8 +26,9 @@ blank between them ran the 20-million-step budget out in 6 s, and no answer came
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from holefill.check.structure import Structure
 from holefill.lexing.anchors import Anchors
 
 MAX_HOLES = 256
@@ -47,6 +48,19 @@ class Merged:
     @property
     def holes(self) -> int:
         return len(self.chunks) - 1
+
+    def structure(self, structure: Structure) -> Structure:
+        """The caller's structure for the merged holes: a run of adjacent holes is one hole
+        for the rule too (the first one's numbers, which its neighbours share: no fixed
+        bracket lies between them), one line if any of them is."""
+        if structure.trivial or len(self.kept) == self.holes_before:
+            return structure
+        got = structure.select(self.kept)
+        bounds = [*self.kept[1:], self.holes_before]
+        rules = tuple(replace(r, one_line=any(structure.rules[h].one_line
+                                              for h in range(k, end)))
+                      for r, k, end in zip(got.rules, self.kept, bounds, strict=True))
+        return replace(got, rules=rules)
 
     def unmerge(self, fills: Sequence[str]) -> list[str]:
         """Fillings of the caller's holes from those of the merged ones."""

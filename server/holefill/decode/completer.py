@@ -25,6 +25,7 @@ from holefill.check.final import FINAL_DEADLINE_S
 from holefill.check.focus import SPLITTABLE
 from holefill.check.incremental import IncrementalCheck
 from holefill.check.segments import Segment
+from holefill.check.structure import Structure
 from holefill.check.window import Window
 from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
 from holefill.decode.http import HttpOptions
@@ -195,7 +196,8 @@ class Completer:
             res = FillResult(out.fills, out.verified, out.stats, out.holes)
             return finish(res, chunks, language, only, constrained=constrained,
                           anchored=options.get("anchored", True), deadline=deadline,
-                          cancel=_as_callable(cancel))
+                          cancel=_as_callable(cancel),
+                          structured=options.get("structured", False))
         settings = DecodeSettings(constrained=constrained, max_new_tokens=max_new_tokens,
                                   seed=seed, **options)
         with self._lock:
@@ -206,7 +208,8 @@ class Completer:
                 self._engines.trim()
         return finish(res, chunks, language, only, constrained=constrained,
                       anchored=settings.anchored, max_steps=settings.max_check_steps,
-                      deadline=deadline, cancel=_as_callable(cancel))
+                      deadline=deadline, cancel=_as_callable(cancel),
+                      structured=settings.structured)
 
     def complete(self, prefix: str, suffix: str, language: str, **kwargs: Any) -> FillResult:
         """Fill-in-the-middle at one cursor: ``fill([prefix, suffix], ...)``."""
@@ -216,7 +219,7 @@ class Completer:
 def finish(res: FillResult, chunks: Sequence[str], language: str,
            only: Sequence[int] | None, *, constrained: bool = True, anchored: bool = True,
            max_steps: int | None = None, deadline: float | None = None,
-           cancel: Callable[[], bool] | None = None) -> FillResult:
+           cancel: Callable[[], bool] | None = None, structured: bool = False) -> FillResult:
     """`res` with its verdict from the exact check of the whole filled document
     (holefill.check.final): no fill is called verified on the word of the fast paths that
     checked its tokens. Characters a filling replaced after its hole (closers the editor
@@ -231,7 +234,8 @@ def finish(res: FillResult, chunks: Sequence[str], language: str,
     t0 = time.perf_counter()
     final = final_check(Checker.for_language(language), chunks,
                         dict(zip(todo, res.fills, strict=True)), anchored=anchored,
-                        max_steps=max_steps, deadline=deadline, cancel=cancel)
+                        max_steps=max_steps, deadline=deadline, cancel=cancel,
+                        structured=structured)
     res.stats["final_ms"] = (time.perf_counter() - t0) * 1e3
     if cancel is not None and cancel():
         raise Cancelled("the fill was cancelled")
@@ -530,8 +534,11 @@ class _Fill:
             logp = session.prefill(prompt.ids)
             detok = Detokenizer(backend, prompt.ids)
             proposer = LocalProposer(session, detok, logp, settings, self.generator)
+        structure = (self.checker.structure(list(seg.chunks))
+                      if constraint is not None and self.settings.anchored
+                      and self.settings.structured else None)
         state = _hole_state(seg, hole - seg.first, fills[seg.first:], done[seg.first:],
-                            len(heal))
+                            len(heal), structure)
         decoder = HoleDecoder(proposer, constraint, state, heal, settings, self.cancel,
                               on_token)
         res = decoder.run()
@@ -599,11 +606,17 @@ def _left_of(chunks: Sequence[str], sites: Sequence[Site], hole: int, fills: lis
 
 
 def _hole_state(seg: Segment, hole: int, fills: list[str], done: list[bool],
-                heal: int) -> HoleState:
+                heal: int, structure: Structure | None = None) -> HoleState:
     """The text that the checks of hole number ``hole`` of segment ``seg`` look at, without
     the ``heal`` characters before the hole that the prompt hands back to the model."""
     left, left_sites = _left_of(seg.chunks, seg.sites, hole, fills, done)
     after_sites = [s.moved(s.chunk - hole - 1, s.base) for s in seg.sites if s.chunk > hole]
     last = left[-1][: len(left[-1]) - heal]
-    return HoleState([*left[:-1], last], list(seg.chunks[hole + 1:]), left_sites, after_sites)
+    rules = None
+    if structure is not None:
+        open_holes = [j for j in range(hole) if not done[j]] + list(
+            range(hole, len(seg.chunks) - 1))
+        rules = structure.select(open_holes).rules
+    return HoleState([*left[:-1], last], list(seg.chunks[hole + 1:]), left_sites, after_sites,
+                     rules, left[-1][len(last):])
 

@@ -74,6 +74,7 @@ class DiffusionSettings:
     seed: int | None = 0
     max_check_steps: int = DEFAULT_MAX_STEPS
     anchored: bool = True
+    structured: bool = False  # the final check keeps the structure (holefill.check.structure)
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:

@@ -22,6 +22,7 @@ from holefill.budget import Budget
 from holefill.check.checker import DEFAULT_MAX_STEPS, Checker, Verdict
 from holefill.check.focus import Focus, focus
 from holefill.check.incremental import IncrementalCheck
+from holefill.check.structure import PLAIN_STRUCTURE, FillJudge, HoleRule, Structure
 from holefill.check.window import Window, find_window
 from holefill.errors import HolefillError
 from holefill.lexing.anchors import Anchors, Site
@@ -75,6 +76,10 @@ class DecodeSettings:
     # keep the reading of the text outside the holes (holefill.lexing.anchors); False checks
     # the plain grammar semantics (for comparison in benchmarks)
     anchored: bool = True
+    # keep the structure of the user's code too: brackets keep their partners, a line with
+    # the user's code after the hole stays one line (holefill.check.structure): each token's
+    # judge, the witness and the final check; False (for now the default): the reading only
+    structured: bool = False
     # check with the incremental engine (holefill.check.incremental) where it applies;
     # False: the classic check for every token (for comparison in benchmarks)
     incremental: bool = True
@@ -313,7 +318,8 @@ class Constraint:
                 self.memo.put(key, got)
         return got
 
-    def witness(self, chunks: list[str], sites: Sequence[Site], hole: int) -> str | None:
+    def witness(self, chunks: list[str], sites: Sequence[Site], hole: int,
+                structure: Structure = PLAIN_STRUCTURE) -> str | None:
         """A verified shortest filling of hole number ``hole`` of ``chunks``, or None. When
         the window's `class _:` head cannot take the text typed so far (an `else:` after a
         dedent, which the engine allows), the window that starts where the engine's left
@@ -325,11 +331,14 @@ class Constraint:
         if piece is not None:
             view = self._view(len(chunks), piece)
             chunks, sites, hole = piece.chunks, piece.sites, hole - piece.lo + piece.shift
+            structure = PLAIN_STRUCTURE  # a piece's end holes stand for the rest of the text
         for window in self._witness_windows(*view):
             t0 = time.perf_counter()
             res = self.checker.check(window.apply(chunks), want_witness=True,
                                      max_steps=self.max_steps, cancel=self.cancel,
-                                     anchors=window.map_anchors(Anchors(tuple(sites)), chunks))
+                                     anchors=window.map_anchors(Anchors(tuple(sites)), chunks),
+                                     structure=structure.shifted(len(window.prefix)
+                                                                 - window.head))
             self.times_ms.append((time.perf_counter() - t0) * 1e3)
             if res.fills is not None and res.stats.get("witness_verified"):
                 return res.fills[hole]
@@ -357,6 +366,22 @@ class HoleState:
     after: list[str]
     left_sites: list[Site] = field(default_factory=list)
     after_sites: list[Site] = field(default_factory=list)
+    # the structure of the user's text (holefill.check.structure): the rules of the open
+    # holes of `open` (those left of this hole, this hole, those after it); None: none kept
+    rules: tuple[HoleRule, ...] | None = None
+    healed: str = ""  # the user's characters before the hole that the filling writes again
+
+    @property
+    def rule(self) -> HoleRule | None:
+        return None if self.rules is None else self.rules[len(self.left) - 1]
+
+    def open_structure(self) -> Structure:
+        """The structure of `open(text)`: this hole's region starts where the text does."""
+        if self.rules is None:
+            return PLAIN_STRUCTURE
+        k = len(self.left) - 1
+        return Structure(self.rules, tuple(len(self.left[-1]) if j == k else None
+                                           for j in range(len(self.rules))))
 
     def open(self, text: str) -> list[str]:
         return [*self.left[:-1], self.left[-1] + text, *self.after]
@@ -541,6 +566,12 @@ class HoleDecoder:
         # number of tokens then (DecodeSettings.stop_grace)
         self.refused_end: tuple[str, int] | None = None
         self.result = HoleResult(fill="")
+        self.judge: FillJudge | None = None  # the structure rule on this hole's text
+        rule = state.rule
+        if rule is not None and constraint is not None:
+            chk = constraint.checker
+            self.judge = FillJudge(chk.lexer.reference, chk.brackets,
+                                   state.left[-1] + state.healed, rule)
 
     def run(self) -> HoleResult:
         res = self.result
@@ -633,6 +664,9 @@ class HoleDecoder:
             return "closer"
         if not self.settings.multiline and "\n" in new[len(self.heal):]:
             return "reject"  # one line was asked for, and it cannot end here: another token
+        if (complete and self.judge is not None and len(new) >= len(self.heal)
+                and not self.judge.may_grow(new[len(self.heal):])):
+            return "reject"  # it breaks the user's brackets or line (holefill.check.structure)
         if complete and delta and len(new) > len(self.heal) and not self._may_open(new):
             return "reject"
         self.text = new
@@ -725,6 +759,8 @@ class HoleDecoder:
             return False
         if self.constraint is None:
             return True
+        if self.judge is not None and not self.judge.may_end(text[len(self.heal):]):
+            return False
         return self._answer(self.constraint.verdict(self.state.closed(text),
                                                     self.state.closed_sites(text),
                                                     len(self.state.left) == 1, self.state.merged))
@@ -761,7 +797,8 @@ class HoleDecoder:
         # the invariant says a filling exists; the latest state whose witness renders wins
         for start in self._witness_starts(text):
             tail = self.constraint.witness(self.state.open(start), self.state.open_sites(),
-                                           len(self.state.left) - 1)
+                                           len(self.state.left) - 1,
+                                           self.state.open_structure())
             if tail is not None:
                 res.completed_by = "witness"
                 return (start + tail)[len(self.heal):]

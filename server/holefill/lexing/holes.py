@@ -91,6 +91,8 @@ class LexemeNFA:
     raw_edge: list[int] = field(default_factory=list)
     # What a layout lexer knew at each of its states (for rendering witnesses).
     state_info: dict[int, object] = field(default_factory=dict)
+    # A layout lexer's NFA: the raw state each of its states stands for.
+    raw_state: Sequence[int] | None = None
 
     @property
     def n_edges(self) -> int:

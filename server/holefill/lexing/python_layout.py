@@ -892,9 +892,14 @@ class PythonLayoutLexer:
         prod = session.prod
         if isinstance(session, NativeSession):
             state_info: Mapping[int, object] = StateInfo(session)
+            raw_state: Sequence[int] = cast(StateInfo, state_info).raw
         else:
             state_info = {s: key[1] for key, s in session.ids.items()
                           if key[0] not in session.hole_raw}
+            by_state = [-1] * prod.n_states
+            for key, s in session.ids.items():
+                by_state[s] = key[0]
+            raw_state = by_state
         return LexemeNFA(
             n_states=prod.n_states,
             edges=prod.edges,
@@ -908,6 +913,7 @@ class PythonLayoutLexer:
             raw=raw,
             raw_edge=cast(list, prod.raw_edge),
             state_info=cast(dict, state_info),
+            raw_state=raw_state,
         )
 
     def product_session(self, chunks: Sequence[str], raw: LexemeNFA, unit: int | None,
