@@ -19,32 +19,13 @@ there too, which main's request_checks takes but does not poll while it sets up)
 from __future__ import annotations
 
 import argparse
-import ast
-import glob
-import os
 import resource
 import threading
 import time
 from collections.abc import Callable
 
 from holefill import Checker
-
-
-def build_file(lines: int) -> str:
-    """Whole standard-library modules that parse, in name order, to at least `lines`."""
-    out, n = [], 0
-    for path in sorted(glob.glob(os.path.join(os.path.dirname(ast.__file__), "*.py"))):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        out.append(text if text.endswith("\n") else text + "\n")
-        n += out[-1].count("\n")
-        if n >= lines:
-            break
-    return "".join(out)
+from holefill.datasets import stdlib_modules_text
 
 
 def peak_mb() -> int:
@@ -89,7 +70,7 @@ def main() -> None:
     args = ap.parse_args()
     checker = Checker.for_language("python")
     checker.check(["x = 1\n"])  # compile and load the grammar outside the timings
-    text = build_file(args.lines)
+    text = stdlib_modules_text(args.lines)
     mid = text.index("\n", len(text) // 2) + 1
     large = [text[:mid] + "x = ", "\n" + text[mid:]]
     print(f"{text.count(chr(10))} lines, {len(text)} characters; deadline {args.deadline} s")

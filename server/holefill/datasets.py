@@ -192,14 +192,16 @@ def json_documents(n: int, seed: int = 0) -> list[tuple[str, str]]:
     return docs
 
 
-def stdlib_files(max_lines: int | None = None) -> list[Path]:
+def stdlib_files(max_lines: int | None = None, *, parses: bool = True) -> list[Path]:
     """The .py files of the running interpreter's standard library (not site-packages) that
-    `ast.parse` accepts, sorted; optionally only those with at most `max_lines` lines."""
-    return [p for p, n in _stdlib_files() if max_lines is None or n <= max_lines]
+    `ast.parse` accepts, sorted; optionally only those with at most `max_lines` lines.
+    `parses=False`: every file that reads as UTF-8, whether it parses or not (for a judge of
+    validity other than `ast.parse`: a test file with a syntax error on purpose stays)."""
+    return [p for p, n in _stdlib_files(parses) if max_lines is None or n <= max_lines]
 
 
-@functools.lru_cache(maxsize=1)
-def _stdlib_files() -> tuple[tuple[Path, int], ...]:
+@functools.lru_cache(maxsize=2)
+def _stdlib_files(parses: bool) -> tuple[tuple[Path, int], ...]:
     # parsing 1,800 files takes seconds: once per process, whatever the size asked for
     import ast
     import sysconfig
@@ -211,11 +213,34 @@ def _stdlib_files() -> tuple[tuple[Path, int], ...]:
             continue
         try:
             text = path.read_text(encoding="utf-8")
-            ast.parse(text)
+            if parses:
+                ast.parse(text)
         except (SyntaxError, UnicodeDecodeError, ValueError, OSError):
             continue
         out.append((path, text.count("\n")))
     return tuple(out)
+
+
+def stdlib_modules_text(lines: int) -> str:
+    """A large Python file: whole top-level standard-library modules that `ast.parse`
+    accepts, in name order, concatenated until the text has at least `lines` lines (every
+    module ends with a line break)."""
+    import ast
+    import glob
+
+    out, n = [], 0
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(ast.__file__), "*.py"))):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        out.append(text if text.endswith("\n") else text + "\n")
+        n += out[-1].count("\n")
+        if n >= lines:
+            break
+    return "".join(out)
 
 
 def boundary_cut(name: str, text: str, rng: random.Random, max_lines: int = 8) -> Cut | None:

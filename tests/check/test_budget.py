@@ -16,6 +16,7 @@ import pytest
 
 from holefill import Checker, Verdict
 from holefill.budget import Budget, BudgetExhausted
+from holefill.datasets import stdlib_modules_text
 
 
 @pytest.fixture(scope="module")
@@ -140,23 +141,9 @@ def large_python_file(lines: int, tag: str = "") -> str:
     """Whole standard-library modules that parse, concatenated to at least `lines` lines;
     `tag` ends every column-0 `def`/`class` line with a comment, so that no cached parse of
     an earlier test's text answers for this one."""
-    import glob
-    import os
     import re
 
-    out, n = [], 0
-    for path in sorted(glob.glob(os.path.join(os.path.dirname(ast.__file__), "*.py"))):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        out.append(text if text.endswith("\n") else text + "\n")
-        n += out[-1].count("\n")
-        if n >= lines:
-            break
-    text = "".join(out)
+    text = stdlib_modules_text(lines)
     if tag:
         text = re.sub(r"(?m)^((?:async def|def|class) [^\n]*:)$", rf"\1  # {tag}", text)
     return text

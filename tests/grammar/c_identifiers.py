@@ -23,6 +23,11 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path (the tests)
+    sys.path.append(str(Path(__file__).resolve().parent))
+from _ranges import class_text as _class_text  # noqa: E402
+from _ranges import print_or_write  # noqa: E402
+
 GRAMMARS = Path(__file__).resolve().parents[2] / "server" / "holefill" / "grammars"
 FILES = (GRAMMARS / "c.lark", GRAMMARS / "cpp.lark")
 COMPILERS = {"c": ("gcc", "-std=gnu17", "c"), "cpp": ("g++", "-std=gnu++17", "c++")}
@@ -61,12 +66,8 @@ def ranges(cps: set[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _esc(c: int) -> str:
-    return f"\\u{c:04X}" if c <= 0xFFFF else f"\\U{c:08X}"
-
-
 def class_text(cps: set[int]) -> str:
-    return "".join(_esc(a) if a == b else f"{_esc(a)}-{_esc(b)}" for a, b in ranges(cps))
+    return _class_text(ranges(cps))
 
 
 def terminal_lines() -> dict[str, str]:
@@ -93,18 +94,7 @@ def grammar_classes(text: str) -> dict[str, set[int]]:
 
 
 def main(argv: list[str]) -> int:
-    lines = terminal_lines()
-    if "--write" not in argv:
-        print("\n".join(lines.values()))
-        return 0
-    for path in FILES:
-        text = path.read_text(encoding="utf-8")
-        new = LINE_RE.sub(lambda m: lines[m.group(1)], text)
-        if new == text and not all(line in text for line in lines.values()):
-            print(f"{path}: no _ID_START/_ID_CONTINUE lines to rewrite", file=sys.stderr)
-            return 1
-        path.write_text(new, encoding="utf-8")
-    return 0
+    return print_or_write(argv, terminal_lines(), FILES, LINE_RE)
 
 
 if __name__ == "__main__":

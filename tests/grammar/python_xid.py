@@ -18,6 +18,10 @@ import sys
 import unicodedata
 from pathlib import Path
 
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path (the tests)
+    sys.path.append(str(Path(__file__).resolve().parent))
+from _ranges import class_text, print_or_write  # noqa: E402
+
 GRAMMAR = Path(__file__).resolve().parents[2] / "server" / "holefill" / "grammars" / "python.lark"
 UNICODE_VERSION = "15.0.0"  # the tables python.lark holds (Python 3.12)
 LINE_RE = re.compile(r"^(_XID_START|_XID_CONTINUE): /\[(.*)\]/$", re.M)
@@ -47,14 +51,6 @@ def ranges(pred, lo: int = 0x80, hi: int = 0x10FFFF) -> list[tuple[int, int]]:
     return out
 
 
-def _esc(c: int) -> str:
-    return f"\\u{c:04X}" if c <= 0xFFFF else f"\\U{c:08X}"
-
-
-def class_text(rs: list[tuple[int, int]]) -> str:
-    return "".join(_esc(a) if a == b else f"{_esc(a)}-{_esc(b)}" for a, b in rs)
-
-
 def terminal_lines() -> dict[str, str]:
     return {"_XID_START": f"_XID_START: /[{class_text(ranges(xid_start))}]/",
             "_XID_CONTINUE": f"_XID_CONTINUE: /[{class_text(ranges(xid_continue))}]/"}
@@ -79,17 +75,10 @@ def grammar_classes(text: str) -> dict[str, set[int]]:
 
 
 def main(argv: list[str]) -> int:
-    lines = terminal_lines()
-    if "--write" not in argv:
-        print("\n".join(lines.values()))
-        return 0
-    if unicodedata.unidata_version != UNICODE_VERSION:
+    if "--write" in argv and unicodedata.unidata_version != UNICODE_VERSION:
         print(f"run with a Python whose unicodedata is {UNICODE_VERSION}", file=sys.stderr)
         return 1
-    text = GRAMMAR.read_text(encoding="utf-8")
-    text = LINE_RE.sub(lambda m: lines[m.group(1)], text)
-    GRAMMAR.write_text(text, encoding="utf-8")
-    return 0
+    return print_or_write(argv, terminal_lines(), [GRAMMAR], LINE_RE)
 
 
 if __name__ == "__main__":

@@ -92,20 +92,9 @@ def stdlib_sources(max_lines: int) -> list[Path]:
     """The running interpreter's standard library .py files (not site-packages) of at most
     `max_lines` lines, sorted; validity is the oracle's to judge (a test file with a syntax
     error on purpose is skipped then)."""
-    import sysconfig
+    from holefill.datasets import stdlib_files
 
-    root = Path(sysconfig.get_paths()["stdlib"])
-    out = []
-    for path in sorted(root.rglob("*.py")):
-        if "site-packages" in path.parts:
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        if text.count("\n") <= max_lines:
-            out.append(path)
-    return out
+    return stdlib_files(max_lines, parses=False)
 
 
 def c_include_dirs() -> list[Path]:
