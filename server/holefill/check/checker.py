@@ -253,20 +253,20 @@ class Checker:
     ) -> CheckResult:
         """One check. `anchors`: the reading to keep (default: that of `chunks` themselves);
         `anchored=False` checks the plain grammar semantics instead. `structure`: the
-        brackets and lines to keep (holefill.check.structure; default: those of `chunks`
-        themselves when `anchors` is not given, else none); `structured=False` keeps the
-        reading only (lexical-only semantics), as does `anchored=False`. `max_steps` bounds the
-        work of every stage (lexing with holes, layout, core), `deadline` (seconds) its wall
-        time, `cancel` stops it: each answers UNKNOWN (never NO), with the reason in
-        `reason`. The deadline and the cancel callback cover every stage, the reading of the
-        anchors and the scan for CPython's limits included."""
+        brackets and lines to keep (holefill.check.structure), which `anchored=False` drops;
+        when none is given, `structured` (default STRUCTURED_DEFAULT) takes those of
+        `chunks` themselves if `anchors` is not given either, else none (the reading only).
+        `max_steps` bounds the work of every stage (lexing with holes, layout, core),
+        `deadline` (seconds) its wall time, `cancel` stops it: each answers UNKNOWN (never
+        NO), with the reason in `reason`. The deadline and the cancel callback cover every
+        stage, the reading of the anchors and the scan for CPython's limits included."""
         chunks = list(chunks)
         if not chunks:
             raise ValueError("chunks must hold at least one string")
-        if not anchored or not structured:
+        if not anchored:
             structure = PLAIN_STRUCTURE
-        elif structure is None:
-            structure = PLAIN_STRUCTURE if anchors is not None else None
+        elif structure is None:  # None below: the structure of `chunks` themselves
+            structure = None if structured and anchors is None else PLAIN_STRUCTURE
         return self._check(chunks, Budget(max_steps, deadline, cancel), want_witness,
                            max_steps, PLAIN if not anchored else anchors, structure)
 
@@ -285,6 +285,8 @@ class Checker:
                 structure = self.structure(chunks)
             structure = merged.structure(structure)
             chunks = merged.chunks
+            if structure.written_breaks(chunks):
+                return CheckResult(Verdict.NO, reason="a one-line filling wrote a line break")
             anchors = self.lexer.anchors(chunks) if merged.anchors is None else merged.anchors
             reason = self.lexer.beyond_limits(chunks, budget)
             if reason is not None:

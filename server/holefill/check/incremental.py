@@ -46,9 +46,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from holefill.budget import Budget, BudgetExhausted
 from holefill.check.checker import Checker, Verdict
 from holefill.check.core import CoreVerdict, NativeParser, NativeRight
+from holefill.check.structure import (
+    NONE,
+    PLAIN_STRUCTURE,
+    Brackets,
+    Structure,
+    StructureProduct,
+    exit_allowed,
+    lift_regions,
+    product_regions,
+    raw_keys,
+    raw_place_keys,
+    regions_of,
+    run_rule,
+)
 from holefill.lexing.anchors import Anchors, Site
 from holefill.lexing.holes import (
     EPSILON,
@@ -326,15 +342,22 @@ class RightContext:
 
     def __init__(self, terms: Terminals, grammar: object, after: Sequence[str],
                  sites: Sequence[Site], limits: Limits, budget: Budget | None = None,
-                 shared: bool = True) -> None:
+                 shared: bool = True, structure: Structure = PLAIN_STRUCTURE,
+                 brackets: Brackets | None = None) -> None:
+        """`structure`: the rules of the holes of ``["", *after]`` (hole 0 the one being
+        filled); its product (holefill.check.structure) is grown with the context, and an
+        entry carries the counter the left text leaves hole 0's automaton in."""
         self.terms = terms
+        self.structure = structure
+        self.brackets = brackets
+        self.sp: StructureProduct | None = None
         self.limits = limits
         self.grammar = grammar
         self.after = list(after)
         self.chunks = ["", *self.after]
         self.anchors = Anchors(tuple(s.moved(s.chunk + 1, s.base) for s in sites))
         self.graph: RawGraph | NativeRawGraph = terms.raw.graph(self.chunks, self.anchors, budget)
-        self.entries: dict[tuple[int, object], tuple[NativeRight, int] | None] = {}
+        self.entries: dict[tuple[int, object, int], tuple[NativeRight, int] | None] = {}
         # what runs from the open lexeme do once they cross the hole, by the states they
         # cross with (holefill.lexing.holes.HoleLexer._run)
         self.crossings: dict = {}
@@ -343,21 +366,30 @@ class RightContext:
         self._session: ProductSession | NativeSession | None = None
         self._sent = (0, 0)  # states and edges of the NFA the shared context holds
         self._raw_size = (0, 0)  # the raw graph's states and edges the product has read
-        self._failed: set[tuple[int, object]] = set()  # entries whose closure ran out
+        self._failed: set[tuple] = set()  # entries whose closure ran out
         # shared contexts given up (a growth that failed halfway): the parser must forget them
         self.retired: list[NativeRight] = []
+        self._reset_structure()
 
-    def entry(self, place: Place, key: object) -> tuple[NativeRight, int] | None:
+    def _reset_structure(self) -> None:
+        if not self.structure.trivial:
+            assert self.brackets is not None
+            self.sp = StructureProduct(self.structure, self.brackets)
+        # product edges and finals not yet sent (an entry that led nowhere brought them)
+        self._pending: tuple[list, list[int]] = ([], [])
+
+    def entry(self, place: Place, key: object, q: int = 0) -> tuple[NativeRight, int] | None:
         """The native context and state where the left enters at raw `place` with layout
-        `key` (None: that entry leads nowhere); Fallback when a closure's budget ran out."""
+        `key` and hole 0's structure counter `q` (None: that entry leads nowhere); Fallback
+        when a closure's budget ran out."""
         raw_state = self.graph.state_of(place)
-        k = (raw_state, key)
+        k = (raw_state, key, q if self.sp is not None else 0)
         if k not in self.entries:
             if k in self._failed:
                 raise Fallback("the right context's closure ran out of its budget")
             try:
-                self.entries[k] = (self._grow(raw_state, key) if self.shared
-                                   else self._build(raw_state, key))
+                self.entries[k] = (self._grow(raw_state, key, q) if self.shared
+                                   else self._build(raw_state, key, q))
             except Fallback:
                 self._failed.add(k)
                 raise
@@ -373,18 +405,78 @@ class RightContext:
         return sum(n.bytes for n in {id(n): n for n in [*self.natives(), *self.retired]}
                    .values())
 
-    def _grow(self, raw_state: int, key: object) -> tuple[NativeRight, int] | None:
+    def _grow(self, raw_state: int, key: object, q: int) -> tuple[NativeRight, int] | None:
         """The shared context grown by one entry (see the class docstring)."""
         try:
             got = self._grown(raw_state, key)
+            if got is not None and self.sp is not None:
+                got = self._structured(*got, q)
         except BaseException:
             self._retire()  # the product stopped halfway
             raise
         if got is None:
             return None
         n_states, edges, finals, start = got
+        if start < 0:  # the counter may not leave hole 0 there: keep what it brought
+            self._pending[0].append(edges)
+            self._pending[1].extend(finals)
+            return None
         self._add(n_states, edges, finals, [start])
         return self._native, start  # type: ignore[return-value]
+
+    def _structured(self, n_states: int, edges: object, finals: list[int], start: int,
+                    q: int) -> tuple[int, object, list[int], int]:
+        """The growth `_grown` returned, through the structure product: its new states
+        numbered, its edges and finals mapped, the entry state of counter q (-1: none)."""
+        sp = self.sp
+        assert sp is not None
+        new = n_states - sp.n_in_states
+        if new > 0:
+            region, flags = self._regions(n_states)
+            sp.add_states(region[-new:], flags[-new:])
+        terms = None
+        if self.terms.layout is not None and self._session is not None:
+            prod = self._session.prod
+            m = len(edges) // 4  # type: ignore[arg-type]
+            terms = np.asarray(prod.terms[len(prod.terms) - m:] if m else [], dtype=np.int64)
+        mapped = sp.add_edges(edges, terms)  # type: ignore[arg-type]
+        return sp.n, mapped, sp.finals(finals), self._entry_state(start, q)
+
+    def _entry_state(self, s: int, q: int) -> int:
+        """The product state of context state s entered with hole 0's counter q: inside
+        hole 0 that counter; past it (a lexeme through the hole) only if q may leave."""
+        sp = self.sp
+        assert sp is not None
+        region = int(sp.region[s])
+        if region == 0:
+            return sp.state(s, q)
+        if not exit_allowed(self.structure.rules[0], q):
+            return -1
+        return sp.state(s, 0)
+
+    def _regions(self, n_states: int) -> tuple[np.ndarray, np.ndarray]:
+        """Regions and chunk-edge flags of the context's first n_states states."""
+        lengths = [len(c) for c in self.chunks]
+        n_raw = self._graph_size()[0]
+        graph = self.graph
+        keys = (raw_place_keys(graph, n_raw) if isinstance(graph, NativeRawGraph)
+                else raw_keys(graph.nfa()))
+        raw = regions_of(keys, self.structure, lengths)
+        if self.terms.layout is None:
+            return raw
+        session = self._session
+        assert session is not None
+        prod = session.prod
+        if hasattr(session, "ptr"):
+            from holefill._native import ffi, lib
+
+            raw_state = np.frombuffer(ffi.buffer(lib.hf_layout_state_raw(session.ptr),  # type: ignore[attr-defined]
+                                                 4 * n_states), dtype=np.int32).astype(np.int64)
+        else:
+            raw_state = np.full(n_states, -1, dtype=np.int64)
+            for (r, _), p in session.ids.items():  # type: ignore[union-attr]
+                raw_state[p] = r
+        return lift_regions(raw, raw_state, prod.edges, prod.raw_edge)
 
     def _grown(self, raw_state: int, key: object) -> tuple[int, object, list[int], int] | None:
         """What the shared context takes for a new entry: its states, the new edges, the new
@@ -418,6 +510,14 @@ class RightContext:
     def _add(self, n_states: int, edges: object, finals: list[int], entries: list[int]) -> None:
         """Grows the shared closure; a closure that runs out retires the context (its
         triples are incomplete for every entry) and marks the entry as failed."""
+        if self._pending[0] or self._pending[1]:
+            from array import array
+
+            held = array("i")
+            for part in [*self._pending[0], edges]:
+                held.extend(part)  # type: ignore[arg-type]
+            edges, finals = held, [*self._pending[1], *finals]
+            self._pending = ([], [])
         if self._native is None:
             self._native = NativeRight(self.grammar)  # type: ignore[arg-type]
         try:
@@ -438,8 +538,9 @@ class RightContext:
             self.retired.append(self._native)
         self._native, self._session, self._sent, self._raw_size = None, None, (0, 0), (0, 0)
         self.entries.clear()
+        self._reset_structure()
 
-    def _build(self, raw_state: int, key: object) -> tuple[NativeRight, int] | None:
+    def _build(self, raw_state: int, key: object, q: int) -> tuple[NativeRight, int] | None:
         """The native context of one entry: the product from it (Python) or the raw graph
         (other languages), its closure filtered for questions that enter there."""
         layout = self.terms.layout
@@ -453,8 +554,18 @@ class RightContext:
             if not nfa.starts:
                 return None
             start = nfa.starts[0]
+        n_states, edges, finals = nfa.n_states, nfa.edges, nfa.finals
+        if not self.structure.trivial:
+            assert self.brackets is not None
+            sp = self.sp = StructureProduct(self.structure, self.brackets)
+            sp.add_states(*product_regions(nfa, self.structure, [len(c) for c in self.chunks]))
+            edges = sp.add_edges(nfa.edges, nfa.terms)
+            n_states, finals = sp.n, sp.finals(nfa.finals)
+            start = self._entry_state(start, q)
+            if start < 0:
+                return None
         right = NativeRight(self.grammar)  # type: ignore[arg-type]
-        verdict = right.add(nfa.n_states, nfa.edges, nfa.finals, [start],
+        verdict = right.add(n_states, edges, finals, [start],
                             max_steps=self.limits.right_steps, max_items=RIGHT_MAX_ITEMS,
                             max_bytes=RIGHT_MAX_BYTES)
         if verdict is not CoreVerdict.YES:
@@ -483,9 +594,12 @@ class _Collector:
 
 
 def build_junction(left: LeftParse, right: RightContext,
-                   budget: Budget | None = None) -> Junction:
+                   budget: Budget | None = None, q0: int = 0,
+                   region: int | None = None) -> Junction:
     """The lexings of the open lexeme (the text after the last settled lexeme) into the hole
-    and the text after it, laid out from the layout it begins with."""
+    and the text after it, laid out from the layout it begins with. With a structure (the
+    right context's), `q0` is hole 0's counter after the settled lexemes and `region` where
+    its filling begins in the left text: the open lexeme's brackets from there on count."""
     raw = right.terms.raw
     text = left.text[left.lexer.open_start:]
     chunks = [text, *right.after]
@@ -508,8 +622,8 @@ def build_junction(left: LeftParse, right: RightContext,
         else:
             out.append((p, EPSILON, Place(hole=0), KIND_EPS_LINK, EPSILON))
     junction = Junction()
-    order: list[tuple[Place, object]] = []  # J states by discovery, renumbered below
-    ids: dict[tuple[Place, object], int] = {}
+    order: list[tuple[Place, object, int]] = []  # J states by discovery, renumbered below
+    ids: dict[tuple[Place, object, int], int] = {}
     j_edges: list[tuple[int, int, int]] = []  # (from, label, to) in discovery ids
     exits: list[tuple[int, int, NativeRight, int]] = []
     next_id = [0]
@@ -518,8 +632,20 @@ def build_junction(left: LeftParse, right: RightContext,
         next_id[0] += 1
         return next_id[0] - 1
 
-    def j_state(place: Place, lay: object) -> tuple[int, bool]:
-        key = (place, lay)
+    rule = None if right.sp is None else right.structure.rules[0]
+    bcls = right.brackets.cls if right.brackets is not None else None
+    from_pos = (region if region is not None else len(left.text)) - left.lexer.open_start
+
+    def counted(q: int, a: Place, label: int) -> int:
+        """The counter after lexeme `label` from `a` (its character is the filling's when
+        it lies in the region)."""
+        if (rule is None or label < 0 or bcls is None or bcls[label] == NONE
+                or a.pos < from_pos):
+            return q
+        return run_rule(rule, [int(bcls[label])], q)
+
+    def j_state(place: Place, lay: object, q: int = 0) -> tuple[int, bool]:
+        key = (place, lay, q)
         got = ids.get(key)
         if got is None:
             got = ids[key] = new_state()
@@ -527,21 +653,24 @@ def build_junction(left: LeftParse, right: RightContext,
             return got, True
         return got, False
 
-    start, _ = j_state(Place(0, 0), left.open_layout)
-    queue = [(Place(0, 0), left.open_layout, start)]
+    start, _ = j_state(Place(0, 0), left.open_layout, q0)
+    queue = [(Place(0, 0), left.open_layout, q0, start)]
     while queue:
-        p, lay, src = queue.pop()
+        p, lay, q, src = queue.pop()
         for a, label, b, kind, term in by_origin.get(p, ()):
             to_hole = b.hole >= 0
+            q2 = counted(q, a, label)
+            if q2 < 0:
+                continue
             for toks, key in right.terms.moves(lay, label, term, kind == KIND_EPS_LINK, a, b,
                                                chunks, to_hole):
                 if not to_hole and b.chunk == 0:
-                    dst, fresh = j_state(b, key)
+                    dst, fresh = j_state(b, key, q2)
                     if fresh:
-                        queue.append((b, key, dst))
+                        queue.append((b, key, q2, dst))
                     _chain(src, toks, dst, j_edges, new_state)
                     continue
-                target = right.entry(b, key)
+                target = right.entry(b, key, q2)
                 if target is None:
                     continue
                 cur = _chain(src, toks[:-1], None, j_edges, new_state)
@@ -621,14 +750,17 @@ class IncrementalCheck:
             weakref.WeakKeyDictionary()
 
     def verdict(self, chunks: Sequence[str], sites: Sequence[Site],
-                budget: Budget | None = None) -> Verdict | None:
+                budget: Budget | None = None,
+                structure: Structure = PLAIN_STRUCTURE) -> Verdict | None:
         """YES / NO; UNKNOWN when `budget` (spent by every stage, with its deadline and
-        cancel callback) ran out; None when the classic check must answer."""
+        cancel callback) ran out; None when the classic check must answer. `structure`: the
+        rules of the open holes of `chunks` (holefill.check.structure), hole 0's region
+        starting where its filling began."""
         if self.disabled is not None:
             return None
         self.budget = budget
         try:
-            return self._verdict(list(chunks), sites)
+            return self._verdict(list(chunks), sites, structure)
         except Fallback as exc:
             log.debug("incremental check falls back: %s", exc)
             return None
@@ -642,7 +774,8 @@ class IncrementalCheck:
             for right in self.rights.values():
                 self._forget_retired(right)
 
-    def _verdict(self, chunks: list[str], sites: Sequence[Site]) -> Verdict:
+    def _verdict(self, chunks: list[str], sites: Sequence[Site],
+                 structure: Structure = PLAIN_STRUCTURE) -> Verdict:
         last = chunks[-1]
         if self.tail > len(last):
             raise Fallback("the window's tail no longer fits")
@@ -658,20 +791,27 @@ class IncrementalCheck:
             return Verdict.YES if done else Verdict.NO
         if not self.left.alive or not self.left.sites_hold():
             return Verdict.NO
+        q0, region = 0, None
+        if not structure.trivial:
+            start = structure.start(0)
+            region = max(0, (len(chunks[0]) if start is None else start) - self.left_start)
+            q0 = self._left_counter(structure.rules[0], left_text, region)
+            if q0 < 0:
+                return Verdict.NO
         after = [s.moved(s.chunk - 1, s.base) for s in sites if s.chunk >= 1]
-        right = self._right(chunks[1:], after)
+        right = self._right(chunks[1:], after, structure)
         if not self.terms.steps_fit():
             self._strict_mode_off()
-            right = self._right(chunks[1:], after)
+            right = self._right(chunks[1:], after, structure)
         right.graph.budget = self.budget
-        junction = build_junction(self.left, right, self.budget)
+        junction = build_junction(self.left, right, self.budget, q0, region)
         if not self.terms.steps_fit():
             # entering the right context met an indentation step other than the unit (the
             # open lexeme's layout): read without strict mode, as the classic check does
             self._strict_mode_off()
-            right = self._right(chunks[1:], after)
+            right = self._right(chunks[1:], after, structure)
             right.graph.budget = self.budget
-            junction = build_junction(self.left, right, self.budget)
+            junction = build_junction(self.left, right, self.budget, q0, region)
         answer = Verdict.NO
         for native, exits in junction.exits.values():
             got = self._query(native, junction, exits)
@@ -695,15 +835,35 @@ class IncrementalCheck:
             self._answered[native] = native.version
         return got
 
-    def _right(self, after: list[str], sites: list[Site]) -> RightContext:
-        key = (tuple(after), tuple(sites), self.terms.unit)
+    def _left_counter(self, rule: object, text: str, region: int) -> int:
+        """Hole 0's structure counter after the settled lexemes of the left text that begin
+        in its region (the open lexeme's are the junction's); -1 when they break the rule."""
+        from holefill.check.structure import HoleRule
+
+        assert isinstance(rule, HoleRule)
+        if rule.one_line and ("\n" in text[region:] or "\r" in text[region:]):
+            return -1
+        cls = self.checker.brackets.cls
+        found = []
+        for lx in reversed(self.left.lexer.lexemes):
+            if lx.start < region:
+                break
+            if cls[lx.term] != NONE:
+                found.append(int(cls[lx.term]))
+        return run_rule(rule, found[::-1])
+
+    def _right(self, after: list[str], sites: list[Site],
+               structure: Structure = PLAIN_STRUCTURE) -> RightContext:
+        rules = Structure(structure.rules) if not structure.trivial else PLAIN_STRUCTURE
+        key = (tuple(after), tuple(sites), self.terms.unit, rules.rules)
         got = self.rights.get(key)
         if got is None:
             if len(self.rights) >= 8:
                 self._drop(self.rights.pop(next(iter(self.rights))))
             self.trim(KEPT_RIGHTS_BYTES)
             got = self.rights[key] = RightContext(self.terms, self.grammar, after, sites,
-                                                  self.limits, self.budget, self.shared)
+                                                  self.limits, self.budget, self.shared,
+                                                  rules, self.checker.brackets)
         return got
 
     def native_bytes(self) -> int:

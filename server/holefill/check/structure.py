@@ -101,6 +101,7 @@ class HoleRule:
     floor: int = 0
     ceiling: int = 0
     one_line: bool = False
+    free: bool = False  # no rule: the hole stands for text the rule does not judge here
 
     @property
     def width(self) -> int:
@@ -108,7 +109,10 @@ class HoleRule:
 
     @property
     def n_states(self) -> int:
-        return (self.floor + 1) * self.width
+        return 1 if self.free else (self.floor + 1) * self.width
+
+
+FREE = HoleRule(free=True)  # a piece's end holes (holefill.check.focus) stand for the rest
 
 
 @dataclass(frozen=True)
@@ -136,9 +140,32 @@ class Structure:
             return self
         return replace(self, starts=(self.starts[0] + shift, *self.starts[1:]))
 
+    def piece(self, lo: int, hi: int, n_chunks: int) -> Structure:
+        """The structure of the piece of chunks lo..hi (holefill.check.focus): the holes
+        between them keep their rules, the open holes at its ends are free (they stand for
+        the rest of the text, whose holes the request's first check judged)."""
+        if not self.rules:
+            return self
+        inner = self.select(range(lo, hi))
+        before = (FREE,) if lo > 0 else ()
+        after = (FREE,) if hi < n_chunks - 1 else ()
+        return Structure((*before, *inner.rules, *after),
+                         ((None,) * len(before)) + inner.starts + ((None,) * len(after)))
+
     @property
     def trivial(self) -> bool:
-        return not self.rules
+        return all(r.free for r in self.rules)
+
+    def written_breaks(self, chunks: Sequence[str]) -> bool:
+        """Whether the text a one-line hole's filling has written so far (its region's part
+        in the chunk before it) holds a line break: rule (4) on known text, which the
+        product cannot see inside a blank lexeme."""
+        for h, start in enumerate(self.starts):
+            if start is not None and h < len(self.rules) and self.rules[h].one_line:
+                done = chunks[h][start:]
+                if "\n" in done or "\r" in done:
+                    return True
+        return False
 
 
 PLAIN_STRUCTURE = Structure(())  # no structure rule (the papers' plain semantics, lexical-only)
@@ -168,20 +195,22 @@ def _needs_newline(dfa: LexerDFA, n_terms: int) -> frozenset[int]:
     import bisect
 
     banned = {bisect.bisect_right(dfa.boundaries, ord(c)) for c in "\n\r"}
-    seen = {dfa.start}
-    todo = [dfa.start]
-    writable = set()
-    while todo:
-        s = todo.pop()
-        if dfa.accept[s] >= 0:
-            writable.add(dfa.accept[s])
-        for c, t in enumerate(dfa.trans[s]):
-            if t >= 0 and c not in banned and t not in seen:
-                seen.add(t)
-                todo.append(t)
-    # a terminal a higher-priority one shadows in every state is not writable either way;
-    # the accept labels are what maximal munch yields, which is what the NFA carries
-    return frozenset(t for t in range(n_terms) if t not in writable)
+
+    def accepted(avoid: set[int]) -> set[int]:
+        seen, todo, got = {dfa.start}, [dfa.start], set()
+        while todo:
+            s = todo.pop()
+            if dfa.accept[s] >= 0:
+                got.add(dfa.accept[s])
+            for c, t in enumerate(dfa.trans[s]):
+                if t >= 0 and c not in avoid and t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        return got
+
+    # lexemes only (the layout's NEWLINE, INDENT and DEDENT come from an NL lexeme: they are
+    # cut off with it, and may follow a line break the user wrote before the region)
+    return frozenset(t for t in accepted(set()) - accepted(banned) if t < n_terms)
 
 
 def structure_of(ref: ReferenceLexer, brackets: Brackets, chunks: Sequence[str]) -> Structure:
@@ -277,6 +306,10 @@ def _tables(rule: HoleRule) -> tuple[np.ndarray, np.ndarray]:
     w, n = rule.width, rule.n_states
     step = np.full((3, n), -1, dtype=np.int32)
     exit_ok = np.zeros(n, dtype=bool)
+    if rule.free:
+        step[:, 0] = 0
+        exit_ok[0] = True
+        return step, exit_ok
     for neg_m in range(rule.floor + 1):
         for b in range(w):
             q = neg_m * w + b

@@ -25,7 +25,7 @@ from holefill.check.final import FINAL_DEADLINE_S
 from holefill.check.focus import SPLITTABLE
 from holefill.check.incremental import IncrementalCheck
 from holefill.check.segments import Segment
-from holefill.check.structure import Structure
+from holefill.check.structure import PLAIN_STRUCTURE, Structure
 from holefill.check.window import Window
 from holefill.decode.backend import Detokenizer, LoadProgress, ModelBackend, ModelSpec
 from holefill.decode.http import HttpOptions
@@ -459,7 +459,8 @@ class _Fill:
         """Every segment completable (one NO: the document is not); YES only when all are."""
         verdicts = []
         for k, (seg, constraint) in enumerate(self.parts):
-            verdicts.append(constraint.verdict(list(seg.chunks), list(seg.sites)).value)
+            verdicts.append(constraint.verdict(list(seg.chunks), list(seg.sites),
+                                               structure=self._structure(seg)).value)
             if verdicts[-1] == "no" and constraint.window != Window():
                 verdicts[-1] = self._unwindowed(k).value
             if self.cancel is not None and self.cancel():
@@ -470,6 +471,12 @@ class _Fill:
                     f"{self.checker.language}: the text outside the holes has a syntax error "
                     "(mark that place as a hole too, or fill without the constraint)")
         return all(v == "yes" for v in verdicts)
+
+    def _structure(self, seg: Segment) -> Structure:
+        """The structure of a segment's holes that fills keep (none without the option)."""
+        if not (self.settings.anchored and self.settings.structured):
+            return PLAIN_STRUCTURE
+        return self.checker.structure(list(seg.chunks))
 
     def _unwindowed(self, k: int) -> Verdict:
         """Part k's verdict without its window, which then replaces the part's constraint
@@ -482,7 +489,7 @@ class _Fill:
                                    self.completer._engines.verdicts)
         sites = (list(self.checker.anchors(list(seg.chunks)).sites)
                  if self.settings.anchored else [])
-        verdict = whole.verdict(list(seg.chunks), sites)
+        verdict = whole.verdict(list(seg.chunks), sites, structure=self._structure(seg))
         if verdict is not Verdict.NO:
             log.warning("the check's window refused text that the whole %s text allows; "
                         "checking without the window", self.checker.language)
@@ -534,9 +541,9 @@ class _Fill:
             logp = session.prefill(prompt.ids)
             detok = Detokenizer(backend, prompt.ids)
             proposer = LocalProposer(session, detok, logp, settings, self.generator)
-        structure = (self.checker.structure(list(seg.chunks))
-                      if constraint is not None and self.settings.anchored
-                      and self.settings.structured else None)
+        structure = (self._structure(seg)
+                     if constraint is not None and self.settings.anchored
+                     and self.settings.structured else None)
         state = _hole_state(seg, hole - seg.first, fills[seg.first:], done[seg.first:],
                             len(heal), structure)
         decoder = HoleDecoder(proposer, constraint, state, heal, settings, self.cancel,

@@ -227,10 +227,12 @@ class Constraint:
         return list(self.checker.anchors(self.window.apply(chunks)).sites)
 
     def verdict(self, chunks: list[str], sites: Sequence[Site], incremental: bool = True,
-                around: tuple[int, int] | None = None) -> Verdict:
+                around: tuple[int, int] | None = None,
+                structure: Structure = PLAIN_STRUCTURE) -> Verdict:
         """`incremental`: the hole being filled is the first open one (the engine's case).
         `around`: the chunks lo..hi next to the hole being filled (lo, lo + 1 while it is
-        open; lo, lo once it closed in chunk lo), or None to check the whole document."""
+        open; lo, lo once it closed in chunk lo), or None to check the whole document.
+        `structure`: the rules of the open holes of `chunks` (holefill.check.structure)."""
         n = len(chunks)
         if self._unknowns.get(n, 0) >= GIVE_UP_AFTER:
             self.skipped += 1
@@ -240,36 +242,40 @@ class Constraint:
             return Verdict.UNKNOWN
         t0 = time.perf_counter()
         if around is None and self.split and n >= 3:
-            got = self._by_pieces(chunks, sites)
+            got = self._by_pieces(chunks, sites, structure)
         else:
-            got = self._piece_verdict(chunks, sites, incremental, around)
+            got = self._piece_verdict(chunks, sites, incremental, around, structure)
         self.times_ms.append((time.perf_counter() - t0) * 1e3)
         self._unknowns[n] = self._unknowns.get(n, 0) + 1 if got is Verdict.UNKNOWN else 0
         return got
 
     def _piece_verdict(self, chunks: list[str], sites: Sequence[Site], incremental: bool,
-                       around: tuple[int, int] | None) -> Verdict:
+                       around: tuple[int, int] | None,
+                       structure: Structure = PLAIN_STRUCTURE) -> Verdict:
         piece = self._piece(chunks, sites, around)
         if piece is None:
-            return self._verdict(chunks, sites, self.window, self.engine if incremental else None)
+            return self._verdict(chunks, sites, self.window, self.engine if incremental else None,
+                                 structure)
         window, engine = self._view(len(chunks), piece)
-        return self._verdict(piece.chunks, piece.sites, window, engine)
+        return self._verdict(piece.chunks, piece.sites, window, engine,
+                             structure.piece(piece.lo, piece.hi, len(chunks)))
 
-    def _by_pieces(self, chunks: list[str], sites: Sequence[Site]) -> Verdict:
+    def _by_pieces(self, chunks: list[str], sites: Sequence[Site],
+                   structure: Structure = PLAIN_STRUCTURE) -> Verdict:
         """The whole text as the conjunction of its pieces (holefill.check.focus): the first
         hole's piece (whose engine its tokens then reuse) and each later chunk between its
         holes; NO as soon as one piece is NO, UNKNOWN if one is and none is NO."""
-        got = self._piece_verdict(chunks, sites, True, (0, 1))
+        got = self._piece_verdict(chunks, sites, True, (0, 1), structure)
         for j in range(2, len(chunks)):
             if got is Verdict.NO:
                 break
-            one = self._piece_verdict(chunks, sites, False, (j, j))
+            one = self._piece_verdict(chunks, sites, False, (j, j), structure)
             got = one if one is not Verdict.YES else got
         if got is Verdict.NO:
             # A piece's window can misread what the whole text allows (a hole inside a
             # directive line, holefill.check.window_brace): ask the whole text, and if it is
             # not NO, check this request without pieces.
-            whole = self._verdict(chunks, sites, self.window, self.engine)
+            whole = self._verdict(chunks, sites, self.window, self.engine, structure)
             if whole is not Verdict.NO:
                 self.split = False
             return whole
@@ -298,19 +304,22 @@ class Constraint:
         return window, self._engines[n]
 
     def _verdict(self, chunks: list[str], sites: Sequence[Site], window: Window,
-                 engine: IncrementalCheck | None) -> Verdict:
+                 engine: IncrementalCheck | None,
+                 structure: Structure = PLAIN_STRUCTURE) -> Verdict:
         if engine is not None:
-            got = engine.verdict(chunks, sites, Budget(self.max_steps, None, self.cancel))
+            got = engine.verdict(chunks, sites, Budget(self.max_steps, None, self.cancel),
+                                 structure)
             if got is not None and got is not Verdict.UNKNOWN:
                 return got
             self.classic += 1
         anchors = window.map_anchors(Anchors(tuple(sites)), chunks)
         text = window.apply(chunks)
-        key = (self.checker, tuple(text), anchors)
+        shaped = structure.shifted(len(window.prefix) - window.head)
+        key = (self.checker, tuple(text), anchors, shaped)
         got = self.memo.get(key) if self.memo is not None else None
         if got is None:
             res = self.checker.check(text, max_steps=self.max_steps, cancel=self.cancel,
-                                     anchors=anchors)
+                                     anchors=anchors, structure=shaped)
             got = res.verdict
             if got is Verdict.UNKNOWN:
                 self.unknown_reason = res.reason
@@ -330,8 +339,8 @@ class Constraint:
         piece = self._piece(chunks, sites, (hole, hole + 1))
         if piece is not None:
             view = self._view(len(chunks), piece)
+            structure = structure.piece(piece.lo, piece.hi, len(chunks))
             chunks, sites, hole = piece.chunks, piece.sites, hole - piece.lo + piece.shift
-            structure = PLAIN_STRUCTURE  # a piece's end holes stand for the rest of the text
         for window in self._witness_windows(*view):
             t0 = time.perf_counter()
             res = self.checker.check(window.apply(chunks), want_witness=True,
@@ -374,6 +383,13 @@ class HoleState:
     @property
     def rule(self) -> HoleRule | None:
         return None if self.rules is None else self.rules[len(self.left) - 1]
+
+    def closed_structure(self) -> Structure:
+        """The structure of `closed(text)`: this hole's rule was judged on its text."""
+        if self.rules is None:
+            return PLAIN_STRUCTURE
+        k = len(self.left) - 1
+        return Structure(self.rules[:k] + self.rules[k + 1:])
 
     def open_structure(self) -> Structure:
         """The structure of `open(text)`: this hole's region starts where the text does."""
@@ -741,7 +757,8 @@ class HoleDecoder:
         if self.constraint is not None:
             verdict = self.constraint.verdict(self.state.closed(text, drop=len(rep)),
                                               self.state.closed_sites(text, drop=len(rep)),
-                                              len(self.state.left) == 1, self.state.merged)
+                                              len(self.state.left) == 1, self.state.merged,
+                                              self.state.closed_structure())
             if not self._answer(verdict):
                 return False
         self.result.replaced = len(rep)
@@ -752,7 +769,8 @@ class HoleDecoder:
             return True
         return self._answer(self.constraint.verdict(self.state.open(text),
                                                     self.state.open_sites(),
-                                                    len(self.state.left) == 1, self.state.around))
+                                                    len(self.state.left) == 1, self.state.around,
+                                                    self.state.open_structure()))
 
     def _may_close(self, text: str) -> bool:
         if len(text) < len(self.heal):
@@ -763,7 +781,8 @@ class HoleDecoder:
             return False
         return self._answer(self.constraint.verdict(self.state.closed(text),
                                                     self.state.closed_sites(text),
-                                                    len(self.state.left) == 1, self.state.merged))
+                                                    len(self.state.left) == 1, self.state.merged,
+                                                    self.state.closed_structure()))
 
     def _answer(self, verdict: Verdict) -> bool:
         if verdict is Verdict.UNKNOWN:  # never read as "no": accept, mark the result
