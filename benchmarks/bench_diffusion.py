@@ -62,7 +62,7 @@ def samples(n: int, seed: int, languages: list[str], max_lines: int = 80
             group += [("cpp", holes, s.cut, s.test) for s in cpp_samples(n, seed)
                       if s.holes == holes]
         for lang, h, c, test in group:
-            if Checker.for_language(lang).keeps_reading(c.chunks, c.middles):
+            if Checker.for_language(lang).keeps_place(c.chunks, c.middles):
                 out.append((lang, h, c, test))
             else:
                 key = f"{lang} {h}h"

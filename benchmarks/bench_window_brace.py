@@ -64,7 +64,7 @@ def cuts_of(language: str, text: str, n: int, seed: int) -> list[Cut]:
     while len(out) < n:
         a = rng.randrange(len(text) // 3, 2 * len(text) // 3)
         c = cut(f"{language}@{a}", text, [(a, a + rng.randint(5, 60))])
-        if chk.keeps_reading(c.chunks, c.middles):
+        if chk.keeps_place(c.chunks, c.middles):
             out.append(c)
     return out
 

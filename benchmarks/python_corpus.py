@@ -53,7 +53,7 @@ def cuts(chk: Checker, kind: str, holes: int, n: int, engine: bool) -> None:
     for anchored in (False, True):
         not_yes, wit_fail, times, skipped = [], [], [], 0
         for c in sample:
-            if anchored and not chk.keeps_reading(c.chunks, c.middles):
+            if anchored and not chk.keeps_place(c.chunks, c.middles):
                 skipped += 1
                 continue
             t0 = time.perf_counter()
@@ -80,7 +80,7 @@ def cuts(chk: Checker, kind: str, holes: int, n: int, engine: bool) -> None:
         for x in wit_fail[:20]:
             print("   witness rejected:", *x)
     if engine:
-        engine_answers(chk, [c for c in sample if chk.keeps_reading(c.chunks, c.middles)],
+        engine_answers(chk, [c for c in sample if chk.keeps_place(c.chunks, c.middles)],
                        f"{kind} x{holes}")
 
 

@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         if made is None:
             continue
         kind, c = made
-        keeps = checker.keeps_reading(c.chunks, c.middles)
+        keeps = checker.keeps_place(c.chunks, c.middles)
         group = f"{kind}{'' if keeps else ' (re-reads)'}"
         counts["cuts"] += 1
         counts[group] += 1

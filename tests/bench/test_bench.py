@@ -59,7 +59,7 @@ def test_constrained_with_witness_is_always_valid_and_the_oracles_accept_the_ori
     assert {lang for lang, _ in rows} == {"python", "cpp", "json"}
     for lang, oracle in PRIMARY.items():
         assert {m for k, m in rows if k == lang} == {"Ref.", "Van.", "Con.-", "Con.", "Con.p",
-                                                     "Chk."}
+                                                     "Con.l", "Chk."}
         # a result the loop marks verified is valid; unverified ones are reported, and a
         # witness that fails its own re-check (python_layout rendering) makes one
         assert rows[lang, "Con."][f"valid {oracle} if verified"] in (100.0, None)
@@ -188,3 +188,19 @@ def test_bench_without_matplotlib_says_so_before_any_work(tmp_path: Path) -> Non
     assert proc.returncode == 2, proc.stderr
     assert "holefill bench needs matplotlib" in proc.stderr and "holefill[bench]" in proc.stderr
     assert "Traceback" not in proc.stderr and not out.exists()  # nothing was started
+
+
+def test_constrained_fills_keep_the_users_brackets_in_every_language(quick_run: Path) -> None:
+    """Issue 30: the bench counts fills that re-paired the user's brackets in every language
+    (CPython's tokenize for Python, the language's reading for C++ and JSON) and fills that
+    moved a fixed Python line to another block; Con. re-pairs none where it verified."""
+    results = json.loads((quick_run / "results.json").read_text(encoding="utf-8"))
+    rows = {(r["key"], r["mode"]): r for r in results["by_language"]}
+    for lang in ("python", "cpp", "json"):
+        for mode in ("Van.", "Con.", "Con.l"):
+            assert rows[lang, mode]["repaired"] is not None, (lang, mode)
+    assert rows["python", "Con."]["moved"] is not None
+    verified = [s for s in results["samples"] if s["mode"] == "Con." and s["verified"]]
+    assert verified and not any(s["repaired"] for s in verified)
+    report = (quick_run / "report.md").read_text(encoding="utf-8")
+    assert "cpp: fills that re-paired the user's brackets" in report

@@ -164,7 +164,11 @@ def test_repaired_brackets_are_judged_by_cpythons_tokenizer() -> None:
     around = ["x = f(\n    ", ",\n    b)\n"]
     assert repaired("python", around, ["a"], ["g(a)"]) is False
     assert repaired("python", around, ["a"], ["a), (c"]) is True
-    assert repaired("cpp", ["int x = ", ";"], ["1"], ["2"]) is None
+    # brace languages are judged too, by their own reading (issue 30)
+    assert repaired("cpp", ["int x = ", ";"], ["1"], ["2"]) is False
+    main = ["int main() {\n    f(", ");\n    return 0;\n}\n"]
+    assert repaired("cpp", main, ["1"], ["1); }\nint g() { h(2"]) is True
+    assert repaired("json", ['{"a": [1, ', "]}"], ["2"], ["2], [3"]) is True
 
 
 def test_lenient_reading_of_invalid_fills() -> None:

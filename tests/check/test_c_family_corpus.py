@@ -82,7 +82,7 @@ def cuts(
             middles.append(text[a:b])
             at = b
         chunks.append(text[at:])
-        if chk.keeps_reading(chunks, middles):
+        if chk.keeps_place(chunks, middles):
             made += 1
             yield made, spans
 

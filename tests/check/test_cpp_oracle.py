@@ -43,7 +43,7 @@ def _check_cuts(checker, ts_parser, cuts, anchored: bool = False) -> None:
     witness that keeps it too."""
     failures = []
     for c in cuts:
-        if anchored and not checker.keeps_reading(c.chunks, c.middles):
+        if anchored and not checker.keeps_place(c.chunks, c.middles):
             continue
         res = checker.check(c.chunks, want_witness=True, anchored=anchored)
         if res.verdict is not Verdict.YES:
@@ -125,7 +125,9 @@ REFUSED_WITNESSES = [
 @pytest.mark.parametrize(("name", "holes", "anchored"), REFUSED_WITNESSES)
 def test_witnesses_tree_sitter_refused_now_parse(checker, ts_parser, name, holes, anchored):
     cut = next(c for c in span_cuts(PROGRAMS, holes, per_text=3, seed=holes) if c.name == name)
-    res = checker.check(cut.chunks, want_witness=True, anchored=anchored)
+    # witness rendering under the lexical rule (some of these cuts' holes can only be filled
+    # by breaking a line the user's code goes on, which the structure rule refuses)
+    res = checker.check(cut.chunks, want_witness=True, anchored=anchored, structured=False)
     assert res.verdict is Verdict.YES and res.fills is not None
     assert res.stats["witness_verified"] == 1.0
     assert ts_accepts(ts_parser, cut.filled(res.fills)), res.fills

@@ -76,7 +76,7 @@ def replay(checker: Checker, c: Cut, split, whole_file: int) -> tuple[int, list]
 
 
 def keeping(checker: Checker, cuts: list[Cut]) -> list[Cut]:
-    return [c for c in cuts if checker.keeps_reading(c.chunks, c.middles)]
+    return [c for c in cuts if checker.keeps_place(c.chunks, c.middles)]
 
 
 def _replay_all(checker, split, cuts, whole_file: int) -> None:

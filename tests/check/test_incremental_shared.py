@@ -71,7 +71,7 @@ def compare(language: str, checker: Checker, c: Cut, split, probes: list[str],
 def _check_all(language: str, cuts: list[Cut], split, probes: list[str]) -> None:
     checker = Checker.for_language(language)
     rng = random.Random(5)
-    cuts = [c for c in cuts if checker.keeps_reading(c.chunks, c.middles)]
+    cuts = [c for c in cuts if checker.keeps_place(c.chunks, c.middles)]
     assert cuts
     diffs, most = [], 0
     for c in cuts:

@@ -29,7 +29,7 @@ def test_cut_documents_are_completable_and_witnesses_parse(checker, holes, ancho
     cuts = list(span_cuts(DOCS, holes, per_text=2, seed=holes))
     assert len(cuts) >= 60
     for c in cuts:
-        if anchored and not checker.keeps_reading(c.chunks, c.middles):
+        if anchored and not checker.keeps_place(c.chunks, c.middles):
             continue
         res = checker.check(c.chunks, want_witness=True, anchored=anchored)
         assert res.verdict is Verdict.YES, c

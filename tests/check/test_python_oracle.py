@@ -41,7 +41,7 @@ def _run_cuts(checker: Checker, cuts, anchored: bool = False) -> list:
     rejected = []
     for c in cuts:
         res = checker.check(c.chunks, want_witness=True, anchored=anchored)
-        if anchored and not checker.keeps_reading(c.chunks, c.middles):
+        if anchored and not checker.keeps_place(c.chunks, c.middles):
             continue
         assert res.verdict is Verdict.YES, (c.name, res.verdict)
         assert res.fills is not None and len(res.fills) == len(c.chunks) - 1

@@ -161,7 +161,7 @@ def real_cuts(checker: Checker, holes: int, per_file: int, seed: int) -> list:
             if spans is None:
                 continue
             c = cut(name, text, spans)
-            if checker.keeps_reading(c.chunks, c.middles):
+            if checker.keeps_place(c.chunks, c.middles):
                 out.append(c)
                 got += 1
     return out

@@ -98,7 +98,7 @@ def real_cuts(holes: int, per_text: int, seed: int) -> list:
             if spans is None:
                 continue
             c = cut(name, text, spans)
-            if checker.keeps_reading(c.chunks, c.middles):
+            if checker.keeps_place(c.chunks, c.middles):
                 out.append((language, c))
                 got += 1
     return out

@@ -162,7 +162,7 @@ def test_checker_says_yes_for_windowed_original_cuts():
     for c in cuts:
         chunks = find_window("python", c.chunks).apply(c.chunks)
         assert chk.completable(chunks, anchored=False) is Verdict.YES, c.name
-        if chk.keeps_reading(c.chunks, c.middles):
+        if chk.keeps_place(c.chunks, c.middles):
             assert chk.completable(chunks) is Verdict.YES, c.name
 
 

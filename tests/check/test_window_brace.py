@@ -486,15 +486,17 @@ def real_cuts(language: str, seed: int, files: int) -> list[Cut]:
     cuts = cpp_cuts(seed, files) if language == "cpp" else json_cuts(seed, files)
     judge = cpp_ts_valid if language == "cpp" else json_valid
     chk = Checker.for_language(language)
-    out = [c for c in cuts if chk.keeps_reading(c.chunks, c.middles)]
+    out = [c for c in cuts if chk.keeps_place(c.chunks, c.middles)]
     assert all(judge(c.original) for c in out)
     return out
 
 
-@pytest.mark.parametrize(("language", "files"), [("cpp", 4), ("json", 5)])
+@pytest.mark.parametrize(("language", "files"), [("cpp", 40), ("json", 40)])
 def test_every_token_prefix_of_real_code_is_accepted_in_the_window(language, files,
                                                                    token_ends):
-    cuts = real_cuts(language, seed=7, files=files)
+    # random spans mostly break a line the user's code goes on (holefill.check.structure):
+    # more files give the ten cuts whose real middle keeps the reading and the structure
+    cuts = real_cuts(language, seed=7, files=files)[:10]
     assert len(cuts) >= 8
     problems = [p for c in cuts for p in replay(language, c, token_ends, whole_every=5)]
     assert problems == []

@@ -58,7 +58,7 @@ def test_constrained_python_fills_parse_with_a_random_model(completer: Completer
         try:
             res = completer.fill(c.chunks, "python", **FAST)
         except NotCompletable:
-            assert not checker.keeps_reading(c.chunks, c.middles), c.name
+            assert not checker.keeps_place(c.chunks, c.middles), c.name
             continue
         assert len(res.fills) == len(c.chunks) - 1
         assert parses(c.filled(res.fills)), (c.name, res.fills, res.holes)
@@ -78,7 +78,7 @@ def test_constrained_cpp_fills_parse_with_a_random_model(completer, holes) -> No
     # leaves `e<math.h>` to be read as code) have no filling that keeps the reading; the
     # check then finds the grammar's looser corners, which tree-sitter does not share.
     checker = Checker.for_language("cpp")
-    cuts = [c for c in cuts if checker.keeps_reading(c.chunks, c.middles)]
+    cuts = [c for c in cuts if checker.keeps_place(c.chunks, c.middles)]
     for c in cuts:
         res = completer.fill(c.chunks, "cpp", **FAST)
         assert cpp_ts_valid(c.filled(res.fills)), (c.name, res.fills)
@@ -94,7 +94,7 @@ def test_constrained_json_fills_parse_with_a_random_model(completer, holes) -> N
     the engine; json.loads judges."""
     checker = Checker.for_language("json")
     cuts = [c for c in span_cuts(json_documents(6, seed=4), holes, 1, seed=6)
-            if checker.keeps_reading(c.chunks, c.middles)]
+            if checker.keeps_place(c.chunks, c.middles)]
     assert cuts
     for c in cuts:
         res = completer.fill(c.chunks, "json", **FAST)

@@ -33,7 +33,7 @@ def sample() -> list:
     checker = Checker.for_language("python")
     # cuts whose removed text itself changed the reading around it (it opened a string the
     # text after closes) have no filling that keeps it: they are refused, not judged here
-    return [c for c in cuts if checker.keeps_reading(c.chunks, c.middles)]
+    return [c for c in cuts if checker.keeps_place(c.chunks, c.middles)]
 
 
 def _fill_all(completer: Completer, **options) -> list[str]:

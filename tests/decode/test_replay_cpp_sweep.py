@@ -83,42 +83,54 @@ def sweep_cuts(texts: dict[str, str], n: int, seed: int) -> list[Cut]:
     return out
 
 
-def refusals(replay, c: Cut) -> list[object]:
+def refusals(replay, c: Cut, structured: bool = True) -> list[object]:
     """What the loop refused of the real middles of `c` (nothing, when they keep the reading
-    and every fast path agrees with the exact check)."""
+    (and with `structured` the structure) and every fast path agrees with the exact
+    check)."""
     backend, completer, _ = replay
     backend.replay(c.middles)
     longest = max(len(backend.encode(m)) for m in c.middles)
     try:
-        completer.fill(list(c.chunks), "cpp", max_new_tokens=longest + 8, **SETTINGS)
+        completer.fill(list(c.chunks), "cpp", max_new_tokens=longest + 8, **SETTINGS,
+                       structured=structured)
     except NotCompletable as exc:
         return [f"request refused: {exc}"[:200]]
     return list(backend.refusals)
 
 
-def sweep(replay, cuts: list[Cut]) -> tuple[int, list[tuple]]:
-    """(cuts that keep the reading, their refusals with the cut)."""
+def sweep(replay, cuts: list[Cut], structured: bool = True) -> tuple[int, list[tuple]]:
+    """(cuts that keep the reading (and the structure), their refusals with the cut)."""
     checker = replay[2]
     kept, bad = 0, []
     for c in cuts:
-        if not checker.keeps_reading(c.chunks, c.middles):
+        keeps = (checker.keeps_place(c.chunks, c.middles) if structured
+                 else checker.keeps_reading(c.chunks, c.middles))
+        if not keeps:
             continue
         kept += 1
-        got = refusals(replay, c)
+        got = refusals(replay, c, structured)
         if got:
             bad.append((c.name, c.chunks, c.middles, got))
     return kept, bad
 
 
 def test_the_cuts_of_issue_29_replay_without_a_refusal(texts, replay):
+    """(Under the lexical rule: their real middles break lines the user's code goes on.)"""
     cuts = [cut(name, texts[name], spans) for name, spans in FOUND]
-    kept, bad = sweep(replay, cuts)
+    kept, bad = sweep(replay, cuts, structured=False)
     assert (kept, bad) == (len(FOUND), [])
 
 
 def test_real_middles_of_a_sample_of_cpp_cuts_are_never_refused(texts, replay):
-    kept, bad = sweep(replay, sweep_cuts(texts, 26, seed=4))
+    kept, bad = sweep(replay, sweep_cuts(texts, 26, seed=4), structured=False)
     assert kept >= 13 and bad == []
+
+
+def test_real_middles_that_keep_the_structure_are_never_refused(texts, replay):
+    """Issue 30: with the structure rule (the default), the loop refuses no token of a real
+    middle that keeps the reading and the structure of the text around it."""
+    kept, bad = sweep(replay, sweep_cuts(texts, 400, seed=5))
+    assert kept >= 8 and bad == []
 
 
 @pytest.mark.slow

@@ -6,8 +6,9 @@
 - C++: HumanEval-X, `declaration + canonical_solution` with 1, 2, 3 random spans of 5-100
   characters removed (the diffusion paper's MRI protocol); the task's `test` checks function.
 - JSON: generated documents with 1, 2, 3 random spans removed.
-- Python, C++ and JSON cuts are kept only when the removed text leaves the reading of the text
-  around it as it was (`keeping_reading`): the anchored check refuses the others by design.
+- Python, C++ and JSON cuts are kept only when the removed text leaves the reading and the
+  structure of the text around it as they were (`keeping_reading`): the anchored check
+  refuses the others by design.
 - HumanEval-Infilling (``bench.infilling``): a fixed sample of each split (every task in the full
   preset), the task's tests run on the filled program. A single-line task's filling ends at
   the end of its first line (the task removes one line), in every mode.
@@ -102,19 +103,21 @@ def stdlib_samples(config: BenchConfig) -> list[Sample]:
     return out
 
 
-# Cuts drawn per cut kept: some removed texts change the reading of the text around them.
-OVERDRAW = 3
+# Cuts drawn per cut kept: some removed texts change the reading or the structure of the
+# text around them (random spans of two or three holes mostly break a line mid-line).
+OVERDRAW = 12
 
 
 def keeping_reading(language: str, cuts: Iterable[Cut], n: int) -> list[Cut]:
-    """The first n cuts whose removed text leaves the reading of the text around it as it was
-    (a span that ends inside a string makes the string's rest code): holefill's anchored
-    check refuses those by design (holefill.lexing.anchors), since no filling may keep the
-    user's reading there, so they measure nothing but that rule."""
+    """The first n cuts whose removed text leaves the reading and the structure of the text
+    around it as they were (a span that ends inside a string makes the string's rest code; a
+    span from mid-line to mid-line breaks the user's line): holefill's anchored check
+    refuses those by design (holefill.lexing.anchors, holefill.check.structure), since no
+    filling may keep the user's code there, so they measure nothing but those rules."""
     from holefill.check.checker import Checker
 
     checker = Checker.for_language(language)
-    return [c for c in cuts if checker.keeps_reading(c.chunks, c.middles)][:n]
+    return [c for c in cuts if checker.keeps_place(c.chunks, c.middles)][:n]
 
 
 def infilling_samples(config: BenchConfig) -> list[Sample]:

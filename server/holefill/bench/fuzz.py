@@ -674,7 +674,7 @@ class Fuzzer:
         cls = f"cut:{holes}h"
         row = self.report.row(cls)
         row.cases += 1
-        keeps = self.checker.keeps_reading(c.chunks, c.middles)
+        keeps = self.checker.keeps_place(c.chunks, c.middles)
         res = self.checker.check(c.chunks, want_witness=True, max_steps=self.max_steps)
         example = {"file": s.name, "spans": spans, "middles": list(c.middles),
                    "excerpt": excerpt(s.text, spans)}

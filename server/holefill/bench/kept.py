@@ -123,7 +123,14 @@ def python_brackets_kept(chunks: Sequence[str], original: Sequence[str],
         return None
     got = _tokens("".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True)), True)
     assert got is not None  # lenient
-    before, after = _partners(read[0]), _partners(got[0])
+    return pairs_kept(_partners(read[0]), _partners(got[0]), got[1], chunks, original, fills)
+
+
+def pairs_kept(before: dict[int, int], after: dict[int, int], judged: int,
+               chunks: Sequence[str], original: Sequence[str], fills: Sequence[str]) -> bool:
+    """Whether each pair of `before` (partners by offset in the original file) whose two
+    brackets lie in fixed text pairs the same two brackets in `after` (the filled file's),
+    up to offset `judged` of the filled file."""
     old_at, new_at = _chunk_starts(chunks, original), _chunk_starts(chunks, fills)
 
     def fixed(offset: int) -> int | None:  # the offset in the filled file, or None
@@ -134,8 +141,90 @@ def python_brackets_kept(chunks: Sequence[str], original: Sequence[str],
 
     for a, b in before.items():
         fa, fb = fixed(a), fixed(b)
-        if fa is None or fb is None or max(fa, fb) >= got[1]:
+        if fa is None or fb is None or max(fa, fb) >= judged:
             continue
         if after.get(fa) != fb:
+            return False
+    return True
+
+
+def lexed_brackets_kept(language: str, chunks: Sequence[str], original: Sequence[str],
+                        fills: Sequence[str]) -> bool:
+    """`python_brackets_kept` for any language, with the language's own maximal-munch
+    reading deciding the brackets (C, C++, JSON: no tokenizer of their compilers is at hand)
+    and the same stack rule pairing them (holefill.check.structure.pair_brackets)."""
+    from holefill.check.checker import Checker
+    from holefill.check.structure import bracket_partners
+
+    chk = Checker.for_language(language)
+
+    def partners(text: str) -> dict[int, int]:
+        return bracket_partners(chk.lexer.reference, chk.brackets, text)
+
+    filled = "".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True))
+    before = partners("".join(c + m for c, m in zip(chunks, [*original, ""], strict=True)))
+    return pairs_kept(before, partners(filled), len(filled), chunks, original, fills)
+
+
+def _headers(text: str, lenient: bool) -> tuple[dict[int, int], int] | None:
+    """Logical line start offset -> the start of the header line whose block holds it (-1 at
+    the top level), by CPython's tokenize (INDENT opens a block under the line before it),
+    and the offset up to which the text was read; None when it cannot be tokenized."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    out: dict[int, int] = {}
+    stack: list[int] = [-1]
+    line_start: int | None = None  # the start of the logical line being read
+    previous = -1  # the start of the last complete logical line
+    judged = len(text)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            at = starts[tok.start[0] - 1] + tok.start[1]
+            if tok.type == tokenize.INDENT:
+                stack.append(previous)
+            elif tok.type == tokenize.DEDENT:
+                stack.pop()
+            elif tok.type == tokenize.NEWLINE:
+                previous, line_start = (line_start if line_start is not None else previous), None
+            elif tok.type not in _LAYOUT and tok.type != tokenize.COMMENT and line_start is None:
+                line_start = at
+                out[at] = stack[-1]
+    except (tokenize.TokenError, SyntaxError) as exc:
+        if not lenient:
+            return None
+        row = getattr(exc, "lineno", None) or (exc.args[1][0] if len(exc.args) > 1 else 1)
+        judged = starts[min(int(row), len(starts)) - 1]
+    return out, judged
+
+
+def python_blocks_kept(chunks: Sequence[str], original: Sequence[str],
+                       fills: Sequence[str]) -> bool | None:
+    """Whether every logical line that begins in fixed text keeps its block: the header line
+    whose block holds it (a fixed line, or the top level) is the same in the filled file, as
+    far as CPython's tokenizer reads it (a filling that dedents the user's `return` out of its
+    function, or puts the user's lines under a header of its own, fails). None when the
+    original cannot be tokenized."""
+    read = _headers("".join(c + m for c, m in zip(chunks, [*original, ""], strict=True)), False)
+    if read is None:
+        return None
+    got = _headers("".join(c + f for c, f in zip(chunks, [*fills, ""], strict=True)), True)
+    assert got is not None  # lenient
+    old_at, new_at = _chunk_starts(chunks, original), _chunk_starts(chunks, fills)
+
+    def fixed(offset: int) -> int | None:
+        for j, chunk in enumerate(chunks):
+            if old_at[j] <= offset < old_at[j] + len(chunk):  # a fixed first token
+                return offset - old_at[j] + new_at[j]
+        return None
+
+    for line, header in read[0].items():
+        at = fixed(line)
+        if at is None or at >= got[1]:
+            continue
+        want = -1 if header < 0 else fixed(header)
+        if want is None:
+            continue  # its header was written by a hole's text
+        if got[0].get(at, -2) not in (want, -2):
             return False
     return True

@@ -74,6 +74,7 @@ def row(recs: Sequence[Record], van: Sequence[Record]) -> dict[str, Any]:
         # fills that swallowed fixed code (Python: CPython's tokenize; None: not judged)
         "swallowed": count([r.swallowed for r in recs]),
         "repaired": count([r.repaired for r in recs]),
+        "moved": count([r.moved for r in recs]),
         "tokens": statistics.mean(r.tokens for r in recs),
         "rejected": statistics.mean(r.rejected for r in recs),
         "witness": share([bool(r.completed_by) and "witness" in r.completed_by for r in recs]),

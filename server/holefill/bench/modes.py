@@ -8,6 +8,9 @@
   the user's code into string or comment content.
 - Con.p: Con. with the plain grammar semantics of the papers (`anchored=False`): any filling
   after which the file parses, including one that swallows fixed code into a string.
+- Con.l: Con. with the lexical rule only (`structured=False`): the reading of the fixed text
+  is kept, its structure (bracket partners, lines the user's code goes on) is not
+  (holefill.check.structure).
 - Chk. : "checked unconstrained": Van.'s output, each filling then cut back to its longest
   prefix after which an oracle accepts the file (else the empty filling). What a plain
   completion engine with a post-hoc syntax check would show.
@@ -33,8 +36,9 @@ VANILLA = Mode("Van.", {"constrained": False})
 CON_MINUS = Mode("Con.-", {"constrained": True, "on_stuck": "stop"})
 CON = Mode("Con.", {"constrained": True, "on_stuck": "witness"})
 CON_PLAIN = Mode("Con.p", {"constrained": True, "on_stuck": "witness", "anchored": False})
+CON_LEXICAL = Mode("Con.l", {"constrained": True, "on_stuck": "witness", "structured": False})
 CHECKED = Mode("Chk.", derived=True)
-MODES = (VANILLA, CON_MINUS, CON, CON_PLAIN, CHECKED)
+MODES = (VANILLA, CON_MINUS, CON, CON_PLAIN, CON_LEXICAL, CHECKED)
 MODEL_MODES = tuple(m for m in MODES if not m.derived)
 
 

@@ -196,17 +196,28 @@ def _published(res: BenchResults, get: Any, groups: Sequence[str]) -> str:
 
 
 def _swallowed_line(res: BenchResults) -> str:
-    """Fills that swallowed fixed code per mode, over every Python sample of the run."""
+    """Fills that swallowed fixed code per mode, over every Python sample of the run; fills
+    that re-paired the user's brackets and moved the user's lines to another block, per
+    language and mode."""
     rows = [r for r in res.by_language if r["key"] == "python" and r["mode"] != "Ref."]
-    if not rows:
-        return ""
-    return ("Fills that swallowed fixed code, over all Python samples of this run (" +
-            str(rows[0]["n"]) + " per mode): " +
-            ", ".join(f"{r['mode']} {fmt(r.get('swallowed'))}" for r in rows) + ". Fills that "
-            "re-paired the user's brackets (a bracket of the fixed text that closed another "
-            "one of the fixed text closes something else: `\"count\": n} ; {` before the "
-            "user's `}`): " +
-            ", ".join(f"{r['mode']} {fmt(r.get('repaired'))}" for r in rows) + ".")
+    out = []
+    if rows:
+        out.append("Fills that swallowed fixed code, over all Python samples of this run ("
+                   + str(rows[0]["n"]) + " per mode): "
+                   + ", ".join(f"{r['mode']} {fmt(r.get('swallowed'))}" for r in rows) + ".")
+    for lang in sorted({r["key"] for r in res.by_language}):
+        rows = [r for r in res.by_language if r["key"] == lang and r["mode"] != "Ref."]
+        if not rows or all(r.get("repaired") is None for r in rows):
+            continue
+        line = (f"{lang}: fills that re-paired the user's brackets (a bracket of the fixed "
+                "text that closed another one of the fixed text closes something else: "
+                "`\"count\": n} ; {` before the user's `}`): "
+                + ", ".join(f"{r['mode']} {fmt(r.get('repaired'))}" for r in rows))
+        if any(r.get("moved") for r in rows) or lang == "python":
+            line += ("; fills that moved a fixed line to another block: "
+                     + ", ".join(f"{r['mode']} {fmt(r.get('moved'))}" for r in rows))
+        out.append(line + ".")
+    return " ".join(out)
 
 
 def _con_vs_van(groups: Sequence[str], get: Any, paired: dict[str, dict[str, int]]) -> str:
@@ -323,13 +334,15 @@ def _baselines(res: BenchResults) -> str:
         return fmt(median(c.times_ms), digits) if c else "-"
 
     head = ["language", "lines", "holes", "engine median", "p90", "p99", "prep median",
-            "prep max", "warm prep", "classic window", "classic whole file", "prefix only",
+            "prep max", "warm prep", "lexical-only engine median", "p99",
+            "classic window", "classic whole file", "prefix only",
             "ast.parse re-parse", "tree-sitter re-parse", "llguidance mask"]
     body = []
     keys = sorted({(c.language, c.target, c.lines, c.holes) for c in res.cells if c.holes},
                   key=lambda k: (k[0] != "python", k))
     for language, target, lines, holes in keys:
         eng = cell(language, target, "engine", holes)
+        lex = cell(language, target, "engine-l", holes)
         body.append([
             language, str(lines), str(holes), med(eng, 3),
             fmt(percentile(eng.times_ms, 0.9), 3) if eng else "-",
@@ -337,6 +350,7 @@ def _baselines(res: BenchResults) -> str:
             fmt(median(eng.prep_ms), 1) if eng and eng.prep_ms else "-",
             fmt(max(eng.prep_ms), 1) if eng and eng.prep_ms else "-",
             fmt(median(eng.warm_ms), 1) if eng and eng.warm_ms else "-",
+            med(lex, 3), fmt(percentile(lex.times_ms, 0.99), 3) if lex else "-",
             *(med(cell(language, target, v, holes)) for v in ("window", "whole", "prefix")),
             *(med(cell(language, target, v, 0)) for v in ("ast.parse", "tree-sitter")),
             med(cell(language, target, "llguidance", holes), 3)])
@@ -347,7 +361,9 @@ def _baselines(res: BenchResults) -> str:
         "prep is the request's preparation (first check of every part, windows and segments "
         "included); the first request of a cell also pays cold caches, hence prep max; warm "
         "prep is the next request at the same place after the user typed the replayed text "
-        "(the engines of the first request reused: typing along). A "
+        "(the engines of the first request reused: typing along). The engine keeps the "
+        "structure of the user's code (bracket partners, lines: holefill.check.structure); "
+        "the lexical-only engine (`engine-l`) is the same without it, measured beside it. A "
         "re-parse answers only \"is the file valid now?\" and does not depend on the holes; "
         "llguidance computes a mask over the whole vocabulary for prefix-only generation, with "
         "a layout-free Python-ish grammar (no C++ grammar for it here).",

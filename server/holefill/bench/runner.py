@@ -17,7 +17,12 @@ from holefill.errors import HolefillError
 from . import oracles
 from .config import BenchConfig
 from .datasets import Sample
-from .kept import python_brackets_kept, python_tokens_kept
+from .kept import (
+    lexed_brackets_kept,
+    python_blocks_kept,
+    python_brackets_kept,
+    python_tokens_kept,
+)
 from .modes import CHECKED, MODEL_MODES, VANILLA, Mode, checked_fills
 
 REFERENCE = "Ref."  # the removed text put back: checks that the oracles accept the originals
@@ -47,9 +52,13 @@ class Record:
     # Python: a token of the fixed text (but a chunk's first and last) is not in the filled
     # file unchanged (bench.kept, CPython's tokenize); None: not judged (other languages)
     swallowed: bool | None = None
-    # Python: a bracket of the fixed text that paired with another one of the fixed text no
-    # longer pairs with it (bench.kept); None: not judged
+    # a bracket of the fixed text that paired with another one of the fixed text no longer
+    # pairs with it (bench.kept: CPython's tokenize for Python, the language's reading for
+    # the others); None: not judged
     repaired: bool | None = None
+    # Python: a line of the fixed text is in another block (its header changed, bench.kept);
+    # None: not judged (brace languages: their blocks are brackets, see `repaired`)
+    moved: bool | None = None
 
     def summary(self) -> dict[str, Any]:
         """The record without the fillings and check times, for results.json."""
@@ -190,6 +199,9 @@ def judge_records(records: list[Record], samples: Sequence[Sample],
         if not rec.error:  # a mode that raised filled nothing: not judged
             rec.swallowed = swallowed(rec.language, cut.chunks, cut.middles, rec.fills)
             rec.repaired = repaired(rec.language, cut.chunks, cut.middles, rec.fills)
+            if rec.language == "python":
+                kept = python_blocks_kept(cut.chunks, cut.middles, rec.fills)
+                rec.moved = None if kept is None else not kept
     tested = [r for r in records if r.language == "python" and by_name[r.sample].test]
     if tested:
         programs = {id(r): by_name[r.sample].program(r.fills) for r in tested}
@@ -221,11 +233,12 @@ def swallowed(language: str, chunks: Sequence[str], middles: Sequence[str],
 
 def repaired(language: str, chunks: Sequence[str], middles: Sequence[str],
              fills: Sequence[str]) -> bool | None:
-    """Did the fillings re-pair the user's brackets (Python only: a bracket of the fixed text
-    that paired with another one of the fixed text in the original file closes or opens
-    something else in the filled one, judged by CPython's tokenize; holefill.bench.kept)?"""
+    """Did the fillings re-pair the user's brackets (a bracket of the fixed text that paired
+    with another one of the fixed text in the original file closes or opens something else in
+    the filled one; judged by CPython's tokenize for Python, by the language's own reading
+    for the others; holefill.bench.kept)?"""
     if language != "python":
-        return None
+        return not lexed_brackets_kept(language, chunks, middles, fills)
     kept = python_brackets_kept(chunks, middles, fills)
     return None if kept is None else not kept
 

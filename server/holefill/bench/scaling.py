@@ -49,7 +49,8 @@ from .config import BenchConfig
 from .stages import Stages
 
 CHECK_VARIANTS = ("whole", "window", "prefix")
-ENGINE = "engine"
+ENGINE = "engine"  # the decoding loop's checks, with the structure rule (the default)
+ENGINE_LEXICAL = "engine-l"  # the same with the lexical rule only (structured=False)
 Splitter = Callable[[str], list[int]]
 
 
@@ -144,7 +145,7 @@ def variants(language: str, holes: int) -> tuple[str, ...]:
         classic = CHECK_VARIANTS if holes == 1 else CHECK_VARIANTS[:2]
     else:
         classic = CHECK_VARIANTS[:2] if holes == 1 else CHECK_VARIANTS[1:2]
-    return (ENGINE, *classic)
+    return (ENGINE, ENGINE_LEXICAL, *classic)
 
 
 def token_splitter(tokenizer_json: Path | None) -> Splitter:
@@ -184,8 +185,10 @@ def run_scaling(config: BenchConfig, splitter: Splitter, guidance: Guidance,
                 cuts = _cuts(text, k, target, config, checker)
                 for variant in variants(language, k):
                     cell = Cell(variant, target, lines, k, language=language)
-                    if variant == ENGINE:
-                        _measure_engine(checker, cell, cuts, splitter, config, stages)
+                    if variant in (ENGINE, ENGINE_LEXICAL):
+                        _measure_engine(checker, cell, cuts, splitter, config,
+                                        stages if variant == ENGINE else None,
+                                        structured=variant == ENGINE)
                     else:
                         _measure(checker, cell, cuts, splitter, config)
                     cells.append(cell)
@@ -209,14 +212,14 @@ def reading_cuts(checker: Any, text: str, holes: int, n: int, rng: random.Random
     keeps the reading of the text around it (a span that opens a string the text after
     closes is no state decoding can reach with anchors, holefill.lexing.anchors)."""
     out: list[Cut] = []
-    for _ in range(50 * n):
+    for _ in range(200 * n):
         if len(out) == n:
             break
         spans = random_spans(text, holes, rng, *span)
         if spans is None:
             continue
         c = cut(f"{prefix}{len(out)}", text, spans)
-        if checker.keeps_reading(c.chunks, c.middles):
+        if checker.keeps_place(c.chunks, c.middles):
             out.append(c)
     return out
 
@@ -257,25 +260,32 @@ def _measure(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
 
 
 def _measure_engine(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Splitter,
-                    config: BenchConfig, stages: Stages | None) -> None:
+                    config: BenchConfig, stages: Stages | None,
+                    structured: bool = True) -> None:
     """The decoding loop's checks (holefill.decode.completer.request_checks with the default
     settings): per cut, the request's preparation (windows, segments, engines, and the first
     check of every part, as Completer.fill starts) timed once, then one check of the first
     hole's part per replayed token; then the request after the user typed the replayed text,
     with the engines of the first (`warm_ms`: typing along). A new cache per cut."""
+    from holefill.check.structure import PLAIN_STRUCTURE, Structure
     from holefill.decode.completer import EngineCache, request_checks
     from holefill.decode.loop import DecodeSettings
 
-    settings = DecodeSettings()
+    settings = DecodeSettings(structured=structured)
     verdicts: Counter[str] = Counter()
     prep_verdicts: Counter[str] = Counter()
     start = time.perf_counter()
+
+    def structure(chunks: Sequence[str]) -> Structure:  # as Completer.fill keeps it
+        return checker.structure(list(chunks)) if structured else PLAIN_STRUCTURE
 
     def prepare(chunks: list[str], cache: EngineCache) -> list[Any]:
         parts = request_checks(checker, chunks, settings, engine_for=cache.engine_for,
                                memo=cache.verdicts)
         for seg, constraint in parts:
-            prep_verdicts[constraint.verdict(list(seg.chunks), list(seg.sites)).value] += 1
+            got = constraint.verdict(list(seg.chunks), list(seg.sites),
+                                     structure=structure(seg.chunks))
+            prep_verdicts[got.value] += 1
         return parts
 
     for c in cuts:
@@ -285,12 +295,15 @@ def _measure_engine(checker: Any, cell: Cell, cuts: Sequence[Cut], splitter: Spl
         cell.prep_ms.append(ms)
         seg, constraint = next(p for p in parts if 0 in p[0].holes)
         sites = list(seg.sites)
+        rules = structure(seg.chunks)
+        # the first hole's region starts where the replayed text does (HoleState)
+        shaped = rules.with_starts([len(seg.chunks[0])]) if rules.rules else rules
         before = constraint.classic
         middle, typed = c.middles[0], ""
         for end in splitter(middle)[: config.steps_per_cut]:
             state = [seg.chunks[0] + middle[:end], *seg.chunks[1:]]
             with _phase(stages, f"{cell.language} token"):
-                got, ms = timed_ms(constraint.verdict, state, sites, True, (0, 1))
+                got, ms = timed_ms(constraint.verdict, state, sites, True, (0, 1), shaped)
             cell.times_ms.append(ms)
             verdicts[got.value] += 1
             typed = middle[:end]

@@ -40,7 +40,7 @@ DEFAULT_MAX_STEPS = 20_000_000
 # Whether checks and fills keep the structure of the user's code unless told (see
 # holefill.check.structure): off until the engines that check each token (the incremental
 # right context, pieces, segments) carry the rule, and the suites are judged under it.
-STRUCTURED_DEFAULT = False
+STRUCTURED_DEFAULT = True
 
 
 class Verdict(enum.Enum):
@@ -296,8 +296,9 @@ class Checker:
             n_states, edges, starts, finals = nfa.n_states, nfa.edges, nfa.starts, nfa.finals
             if not structure.trivial:
                 prod = StructureProduct(structure, self.brackets)
-                prod.add_states(*product_regions(nfa, structure, [len(c) for c in chunks]))
-                edges = prod.add_edges(nfa.edges, nfa.terms)
+                prod.add_states(*product_regions(nfa, structure, [len(c) for c in chunks],
+                                                 self.brackets.killable_one_line))
+                edges = prod.add_edges(nfa.edges, nfa.terms, nfa.kinds)
                 n_states, starts = prod.n, [prod.state(x) for x in nfa.starts]
                 finals = prod.finals(nfa.finals)
             t1 = time.perf_counter()

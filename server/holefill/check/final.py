@@ -83,7 +83,7 @@ def final_check(checker: Checker, chunks: Sequence[str], fills: dict[int, str], 
                 anchored: bool = True, deadline: float | None = FINAL_DEADLINE_S,
                 max_steps: int | None = None,
                 cancel: Callable[[], bool] | None = None,
-                structured: bool = False) -> FinalVerdict:
+                structured: bool = True) -> FinalVerdict:
     """The exact verdict on `chunks` with the holes of `fills` filled (see the module
     docstring). `anchored`: keep the reading of the text of `chunks`, as the fill did;
     `structured`: and its structure (holefill.check.structure), judged first on the text."""

@@ -434,12 +434,14 @@ class RightContext:
         if new > 0:
             region, flags = self._regions(n_states)
             sp.add_states(region[-new:], flags[-new:])
-        terms = None
+        terms = kinds = None
         if self.terms.layout is not None and self._session is not None:
             prod = self._session.prod
             m = len(edges) // 4  # type: ignore[arg-type]
-            terms = np.asarray(prod.terms[len(prod.terms) - m:] if m else [], dtype=np.int64)
-        mapped = sp.add_edges(edges, terms)  # type: ignore[arg-type]
+            got = len(prod.terms)
+            terms = np.asarray(prod.terms[got - m:] if m else [], dtype=np.int64)
+            kinds = np.asarray(prod.kinds[got - m:] if m else [], dtype=np.int64)
+        mapped = sp.add_edges(edges, terms, kinds)  # type: ignore[arg-type]
         return sp.n, mapped, sp.finals(finals), self._entry_state(start, q)
 
     def _entry_state(self, s: int, q: int) -> int:
@@ -461,7 +463,8 @@ class RightContext:
         graph = self.graph
         keys = (raw_place_keys(graph, n_raw) if isinstance(graph, NativeRawGraph)
                 else raw_keys(graph.nfa()))
-        raw = regions_of(keys, self.structure, lengths)
+        raw = regions_of(keys, self.structure, lengths,
+                         None if self.brackets is None else self.brackets.killable_one_line)
         if self.terms.layout is None:
             return raw
         session = self._session
@@ -558,8 +561,9 @@ class RightContext:
         if not self.structure.trivial:
             assert self.brackets is not None
             sp = self.sp = StructureProduct(self.structure, self.brackets)
-            sp.add_states(*product_regions(nfa, self.structure, [len(c) for c in self.chunks]))
-            edges = sp.add_edges(nfa.edges, nfa.terms)
+            sp.add_states(*product_regions(nfa, self.structure, [len(c) for c in self.chunks],
+                                           self.brackets.killable_one_line))
+            edges = sp.add_edges(nfa.edges, nfa.terms, nfa.kinds)
             n_states, finals = sp.n, sp.finals(nfa.finals)
             start = self._entry_state(start, q)
             if start < 0:

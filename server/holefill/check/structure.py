@@ -23,8 +23,9 @@ For a hole h, two numbers follow from D (both capped at MAX_OUTER):
   its own level, before the closer of the fixed pair around h, or an unpartnered opener at
   that level, or the end. These are the closers a filling's openers may pair with.
 
-And ``one_line``: fixed code (a lexeme that is neither blank nor a comment) follows the hole
-on its line.
+And ``one_line``: the hole lies mid-line: fixed text that is not blank precedes it on its line,
+and fixed code (a lexeme that is neither blank nor a comment) follows it there. (A hole at
+a line's start or in its indentation may insert lines before the user's line.)
 
 The rule
 --------
@@ -69,7 +70,25 @@ is returned).
 
 While a hole is being filled (decoding), the text generated so far is fixed text at the end
 of the chunk before the hole; the hole's *region* then starts where that text begins
-(`Structure.starts`), and the counter runs over the generated text's lexemes too.
+(`Structure.starts`), and the counter runs over the generated text's lexemes too (a line
+break the generated text holds is refused at once, `Structure.written_breaks`: the product
+cannot see one inside a blank lexeme).
+
+Where each engine applies it:
+
+- the classic check (holefill.check.checker): the product of the whole lexeme NFA;
+- the incremental engine (holefill.check.incremental): the left text's settled lexemes in
+  the region give hole 0's counter, the junction carries it through the open lexeme, and the
+  right context is grown through `StructureProduct` as it grows by entries, an entry being
+  (place, layout, counter); tests/check/test_structure_engines.py compares it with the
+  classic check on real code, on prefixes of real middles and on junk after them;
+- pieces (holefill.check.focus): a piece keeps the rules of the holes inside it; the open
+  holes at its ends are `FREE` (they stand for the rest of the text). The split lemma is
+  exact for one hole's own rule; the other holes' rules were judged by the request's first
+  check, and the final check judges every filling again;
+- decoding (holefill.decode.loop): `FillJudge` refuses a token after which the hole's text
+  breaks the rule, and a hole may close only where its counter may leave;
+- the final check (holefill.check.final): `violation` on the filled text.
 """
 
 from __future__ import annotations
@@ -83,8 +102,9 @@ import numpy as np
 
 from holefill.grammar.tables import LexerDFA, TerminalInfo
 from holefill.lexing.anchors import ERROR, ReferenceLexer
-from holefill.lexing.holes import LexemeNFA
+from holefill.lexing.holes import KIND_HOLE, LexemeNFA
 from holefill.lexing.native_holes import NativeRawGraph, PlaceSpans
+from holefill.lexing.relex import Reading
 
 MAX_OUTER = 6  # unpartnered brackets a filling may close or open (F and G are capped here)
 MAX_NEST = 8  # brackets a filling may nest above its lowest point, beyond G
@@ -92,6 +112,7 @@ MAX_NEST = 8  # brackets a filling may nest above its lowest point, beyond G
 OPENERS = {'"("': "(", '"["': "[", '"{"': "{", '"<%"': "{", '"<:"': "["}
 CLOSERS = {'")"': "(", '"]"': "[", '"}"': "{", '"%>"': "{", '":>"': "["}
 NONE, OPEN, CLOSE = 0, 1, 2
+BLOCKED = 3  # a state flag: no edge may enter or leave it (see regions_of)
 
 
 @dataclass(frozen=True)
@@ -183,34 +204,65 @@ class Brackets:
                 self.cls[i], self.kind[i] = OPEN, OPENERS[t.name]
             elif t.name in CLOSERS:
                 self.cls[i], self.kind[i] = CLOSE, CLOSERS[t.name]
-        self.needs_newline = _needs_newline(dfa, n)
+        breaks = _line_break_classes(dfa)
+        lexed, one_line = _lexed(dfa, set()), _lexed(dfa, breaks)
+        # (NUL stops a directive's run too, but no lexeme starts with it: not a way out)
+        self.killable_one_line = _killable(dfa, breaks | _line_break_classes(dfa, "\0"))
+        self.needs_newline = frozenset(t for t in lexed - one_line if t < n)
         self.nl_mask = np.zeros(n + 1, dtype=bool)
         for term in self.needs_newline:
             self.nl_mask[term] = True
+        # the layout's end of a logical line (Python's NEWLINE, no lexeme): inside a hole it
+        # stands for a line break the hole writes. (INDENT and DEDENT there may follow the
+        # user's line break before the hole, and are kept: a path whose DEDENT needs the
+        # hole's own line break then survives, and its witness fails `violation`, giving
+        # UNKNOWN rather than a wrong answer; a hole in a line's indentation is the case.)
+        self.layout_mask = np.zeros(n + 1, dtype=bool)
+        self.layout_mask[[t for t in range(n)
+                          if t not in lexed and terminals[t].name == "NEWLINE"]] = True
 
 
-def _needs_newline(dfa: LexerDFA, n_terms: int) -> frozenset[int]:
-    """Terminals no string without a line break matches (from the lexer DFA: the accepting
-    states reachable from the start over every class but those of \\n and \\r)."""
+def _line_break_classes(dfa: LexerDFA, chars: str = "\n\r") -> set[int]:
     import bisect
 
-    banned = {bisect.bisect_right(dfa.boundaries, ord(c)) for c in "\n\r"}
+    return {bisect.bisect_right(dfa.boundaries, ord(c)) for c in chars}
 
-    def accepted(avoid: set[int]) -> set[int]:
-        seen, todo, got = {dfa.start}, [dfa.start], set()
-        while todo:
-            s = todo.pop()
-            if dfa.accept[s] >= 0:
-                got.add(dfa.accept[s])
+
+def _killable(dfa: LexerDFA, avoid: set[int]) -> np.ndarray:
+    """Per DFA state (and one more entry, for -1: no obligation): whether a non-empty string
+    over the classes but `avoid` leads from it to the dead state without passing through an
+    accepting state (LexerDFA.killable, restricted): the lexer with holes ends a lexeme in a
+    hole only where the hole's text can stop the run that goes on (Place.kill)."""
+    n = len(dfa.trans)
+    ok = np.zeros(n + 1, dtype=bool)
+    ok[n] = True
+    changed = True
+    while changed:
+        changed = False
+        for s in range(n):
+            if ok[s]:
+                continue
             for c, t in enumerate(dfa.trans[s]):
-                if t >= 0 and c not in avoid and t not in seen:
-                    seen.add(t)
-                    todo.append(t)
-        return got
+                if c in avoid:
+                    continue
+                if t < 0 or (dfa.accept[t] < 0 and ok[t]):
+                    ok[s] = changed = True
+                    break
+    return ok
 
-    # lexemes only (the layout's NEWLINE, INDENT and DEDENT come from an NL lexeme: they are
-    # cut off with it, and may follow a line break the user wrote before the region)
-    return frozenset(t for t in accepted(set()) - accepted(banned) if t < n_terms)
+
+def _lexed(dfa: LexerDFA, avoid: set[int]) -> set[int]:
+    """The terminals maximal munch yields from strings over every class but `avoid`."""
+    seen, todo, got = {dfa.start}, [dfa.start], set()
+    while todo:
+        s = todo.pop()
+        if dfa.accept[s] >= 0:
+            got.add(dfa.accept[s])
+        for c, t in enumerate(dfa.trans[s]):
+            if t >= 0 and c not in avoid and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return got
 
 
 def structure_of(ref: ReferenceLexer, brackets: Brackets, chunks: Sequence[str]) -> Structure:
@@ -219,14 +271,7 @@ def structure_of(ref: ReferenceLexer, brackets: Brackets, chunks: Sequence[str])
         return Structure(())
     text = "".join(chunks)
     reading = ref.reading(text)
-    labels = reading.labels
-    safe = np.where(labels >= 0, labels, len(brackets.cls) - 1)
-    bcls = brackets.cls[safe]
-    bcls[labels == ERROR] = NONE
-    idx = np.nonzero(bcls)[0]
-    pos = reading.starts[idx].tolist()
-    is_open = (bcls[idx] == OPEN).tolist()
-    kinds = [brackets.kind[int(labels[k])] for k in idx.tolist()]
+    pos, is_open, kinds = _bracket_lexemes(brackets, reading)
     partner = _pair(is_open, kinds)
     offsets, at = [], 0
     for c in chunks[:-1]:
@@ -249,6 +294,24 @@ def structure_of(ref: ReferenceLexer, brackets: Brackets, chunks: Sequence[str])
         ceiling = _ceiling(bisect.bisect_left(pos, at), is_open, partner)
         rules.append(HoleRule(floor, ceiling, _one_line(ref, reading, at, text)))
     return Structure(tuple(rules))
+
+
+def bracket_partners(ref: ReferenceLexer, brackets: Brackets, text: str) -> dict[int, int]:
+    """Bracket lexeme start -> its partner's start, both ways, in the reading of `text`
+    (the stack rule of the module docstring)."""
+    pos, is_open, kinds = _bracket_lexemes(brackets, ref.reading(text))
+    partner = _pair(is_open, kinds)
+    return {pos[i]: pos[j] for i, j in enumerate(partner) if j >= 0}
+
+
+def _bracket_lexemes(brackets: Brackets, reading: Reading
+                     ) -> tuple[list[int], list[bool], list[str]]:
+    """Start, opener or not, and kind of each bracket lexeme of a reading."""
+    labels = reading.labels
+    safe = np.where(labels >= 0, labels, len(brackets.cls) - 1)  # ERROR reads NONE
+    idx = np.nonzero(brackets.cls[safe])[0]
+    kinds = [brackets.kind[int(labels[k])] for k in idx.tolist()]
+    return reading.starts[idx].tolist(), (brackets.cls[safe[idx]] == OPEN).tolist(), kinds
 
 
 def _pair(is_open: Sequence[bool], kinds: Sequence[str]) -> list[int]:
@@ -281,10 +344,15 @@ def _ceiling(i: int, is_open: Sequence[bool], partner: Sequence[int]) -> int:
 
 
 def _one_line(ref: ReferenceLexer, reading: object, at: int, text: str) -> bool:
-    """Whether a lexeme that is neither blank nor comment-like begins after `at` on its
-    line (the D lexeme spanning the hole does not count: it touches the hole)."""
-    end = text.find("\n", at)
-    end = len(text) if end < 0 else end
+    """Whether the hole lies mid-line: text that is not blank precedes it on its line, and
+    a lexeme that is neither blank nor comment-like follows it there (the rest of the D
+    lexeme the hole lies in counts: ``re|s``). A hole at a line's start or in its
+    indentation may write lines before the user's line: that is how code is inserted."""
+    starts = [text.rfind("\n", 0, at), text.rfind("\r", 0, at)]
+    if not text[max(starts) + 1:at].strip(" \t\f"):
+        return False
+    ends = [e for e in (text.find("\n", at), text.find("\r", at)) if e >= 0]
+    end = min(ends, default=len(text))  # a line ends at any line break (\r alone too)
     r = reading
     k = int(np.searchsorted(r.starts, at))  # type: ignore[attr-defined]
     if k > 0 and int(r.ends[k - 1]) > at:  # type: ignore[attr-defined]
@@ -443,9 +511,12 @@ class StructureProduct:
         return [p for s in finals for p in self.copies(s, exiting=True)]
 
     def add_edges(self, edges: array | np.ndarray,
-                  terms: np.ndarray | Sequence[int] | None = None) -> array:
-        """The product edges (flat int32 quadruples) of new NFA edges `edges`; `terms`: the
-        terminal of each (epsilon edges carry one: Python's NL), for the one-line rule."""
+                  terms: np.ndarray | Sequence[int] | None = None,
+                  kinds: np.ndarray | Sequence[int] | None = None) -> array:
+        """The product edges (flat int32 quadruples) of new NFA edges `edges`; `terms` and
+        `kinds`: the terminal of each (epsilon edges carry one: Python's NL) and its kind
+        (holefill.lexing.holes), for the one-line rule: in a one-line region an edge leaves
+        no lexeme that needs a line break, and no layout token of the hole's own lines."""
         e = np.asarray(edges, dtype=np.int32).reshape(-1, 4).astype(np.int64)
         m = len(e)
         ids = np.arange(self.n_in_edges, self.n_in_edges + m, dtype=np.int64)
@@ -454,9 +525,18 @@ class StructureProduct:
             return array("i")
         src, lab, dst, w = e[:, 0], e[:, 1], e[:, 2], e[:, 3]
         term = lab if terms is None else np.asarray(terms, dtype=np.int64)
+        open_ = (self.edge_of_chunk[src] != BLOCKED) & (self.edge_of_chunk[dst] != BLOCKED)
+        if not open_.all():
+            src, lab, dst, w, ids = (x[open_] for x in (src, lab, dst, w, ids))
+            term = term[open_]
+            if kinds is not None:
+                kinds = np.asarray(kinds)[open_]
         ra, rb = self.region[src], self.region[dst]
         cls = self.brackets.cls[lab].astype(np.int64)  # label -1 reads the last entry (NONE)
         nl = self.brackets.nl_mask[lab] | self.brackets.nl_mask[term]
+        if kinds is not None:
+            own = np.asarray(kinds, dtype=np.int64) == KIND_HOLE
+            nl |= own & (self.brackets.layout_mask[lab] | self.brackets.layout_mask[term])
         # A bracket is the filling's when its character lies in the region: a lexeme that
         # enters the region counts only when it starts at a chunk's end, one that leaves it
         # only when it ends at a chunk's start (else its character is the user's: the `)`
@@ -467,8 +547,12 @@ class StructureProduct:
         out = [(self.first[src[keep]], lab[keep], self.first[dst[keep]], w[keep], ids[keep])]
         for h, rule in enumerate(self.structure.rules):
             step, ok = self.tables[h]
-            # entering the region from fixed text (from another region: see leaving)
+            # entering the region from fixed text (from another region: see leaving); in a
+            # one-line region not with a lexeme that needs a line break: mid-line, with no
+            # line break before the hole on its line, that break would be the hole's
             sel = (ra < 0) & (rb == h)
+            if rule.one_line:
+                sel &= ~nl
             if sel.any():
                 q1 = step[enter_cls[sel], 0].astype(np.int64)
                 fine = q1 >= 0
@@ -506,34 +590,36 @@ class StructureProduct:
 
 
 def raw_keys(nfa: LexemeNFA) -> np.ndarray:
-    """(chunk, pos, hole) per state of a raw lexeme NFA (native or built in Python)."""
+    """(chunk, pos, hole, kill) per state of a raw lexeme NFA (native or built in Python)."""
     spans = nfa.spans
     if isinstance(spans, PlaceSpans):
         return raw_place_keys(spans._graph, nfa.n_states)
-    keys = np.full((nfa.n_states, 3), -1, dtype=np.int64)
+    keys = np.full((nfa.n_states, 4), -1, dtype=np.int64)
     e = np.asarray(nfa.edges, dtype=np.int64).reshape(-1, 4)
     for i, (a, b) in enumerate(spans):
-        keys[e[i, 0]] = (a.chunk, a.pos, a.hole)
-        keys[e[i, 2]] = (b.chunk, b.pos, b.hole)
+        keys[e[i, 0]] = (a.chunk, a.pos, a.hole, a.kill)
+        keys[e[i, 2]] = (b.chunk, b.pos, b.hole, b.kill)
     return keys
 
 
 def raw_place_keys(graph: NativeRawGraph, n_states: int) -> np.ndarray:
-    """(chunk, pos, hole) of the first n_states states of a native raw graph."""
+    """(chunk, pos, hole, kill) of the first n_states states of a native raw graph."""
     from holefill._native import ffi, lib
 
     if n_states == 0:
-        return np.zeros((0, 3), dtype=np.int64)
+        return np.zeros((0, 4), dtype=np.int64)
     flat = np.frombuffer(ffi.buffer(lib.hf_raw_places(graph._g), 20 * n_states),
                          dtype=np.int32).reshape(-1, 5)
-    return flat[:, :3].astype(np.int64)
+    return flat[:, :4].astype(np.int64)
 
 
-def regions_of(keys: np.ndarray, structure: Structure, chunk_lengths: Sequence[int]
-               ) -> tuple[np.ndarray, np.ndarray]:
+def regions_of(keys: np.ndarray, structure: Structure, chunk_lengths: Sequence[int],
+               killable: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The region (hole index, -1 outside every region) of states with place `keys`: a
     hole's own states, and the fixed text of chunk h from `structure.starts[h]` on; and
-    `StructureProduct.add_states`'s chunk-edge flags."""
+    `StructureProduct.add_states`'s chunk-edge flags, BLOCKED for a state of a one-line hole
+    that owes a kill no text without a line break pays (`killable`: Brackets'; a directive
+    begun before the hole ends there only at a line break)."""
     fixed = keys[:, 2] < 0
     region = np.where(fixed, -1, keys[:, 2])
     for h, start in enumerate(structure.starts):
@@ -543,15 +629,24 @@ def regions_of(keys: np.ndarray, structure: Structure, chunk_lengths: Sequence[i
     flags = np.zeros(len(keys), dtype=np.int8)
     flags[fixed & (keys[:, 1] == lengths[keys[:, 0]])] = 1
     flags[fixed & (keys[:, 1] == 0) & (keys[:, 0] > 0)] = 2
+    if killable is not None:
+        one_line = np.array([r.one_line for r in structure.rules] + [False], dtype=bool)
+        # the obligation sits on the place at a chunk's end (on the next hole, the same
+        # number) or in a hole
+        owes = keys[:, 3] >= 0
+        hole = np.where(owes, np.where(fixed, keys[:, 0], keys[:, 2]), -1)
+        hole = np.where(hole < len(structure.rules), hole, -1)
+        kill = np.where(owes, keys[:, 3], len(killable) - 1)
+        flags[owes & one_line[hole] & ~killable[kill]] = BLOCKED
     return region, flags
 
 
-def product_regions(nfa: LexemeNFA, structure: Structure, chunk_lengths: Sequence[int]
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def product_regions(nfa: LexemeNFA, structure: Structure, chunk_lengths: Sequence[int],
+                    killable: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """`regions_of` for the states of a (raw or layout) lexeme NFA."""
     if nfa.raw is None:
-        return regions_of(raw_keys(nfa), structure, chunk_lengths)
-    raw = regions_of(raw_keys(nfa.raw), structure, chunk_lengths)
+        return regions_of(raw_keys(nfa), structure, chunk_lengths, killable)
+    raw = regions_of(raw_keys(nfa.raw), structure, chunk_lengths, killable)
     raw_state = np.asarray(nfa.raw_state if nfa.raw_state is not None else [], dtype=np.int64)
     return lift_regions(raw, raw_state, nfa.edges, nfa.raw_edge)
 

@@ -219,7 +219,7 @@ class Completer:
 def finish(res: FillResult, chunks: Sequence[str], language: str,
            only: Sequence[int] | None, *, constrained: bool = True, anchored: bool = True,
            max_steps: int | None = None, deadline: float | None = None,
-           cancel: Callable[[], bool] | None = None, structured: bool = False) -> FillResult:
+           cancel: Callable[[], bool] | None = None, structured: bool = True) -> FillResult:
     """`res` with its verdict from the exact check of the whole filled document
     (holefill.check.final): no fill is called verified on the word of the fast paths that
     checked its tokens. Characters a filling replaced after its hole (closers the editor
@@ -364,7 +364,13 @@ def _request_checks(checker: Any, chunks: list[str], settings: DecodeSettings,
 
     language = checker.language
     segments: list[Segment] = []
-    if language in ("c", "cpp") and settings.segmented and settings.anchored:
+    # A hole that may close the user's unpartnered openers or open for unpartnered closers
+    # (holefill.check.structure: floor, ceiling) may pair brackets across a segment's cut,
+    # which the cut lemmas rule out: such a request is one segment.
+    segmented = settings.segmented and not (
+        settings.anchored and settings.structured
+        and any(r.floor or r.ceiling for r in checker.structure(chunks).rules))
+    if language in ("c", "cpp") and segmented and settings.anchored:
         # cut before any window: one window over far-apart holes is the slow part
         segments = split_segments(language, checker.lexer.reference, chunks,
                                   list(checker.anchors(chunks).sites), budget=budget)
@@ -373,7 +379,7 @@ def _request_checks(checker: Any, chunks: list[str], settings: DecodeSettings,
     window = window_of(chunks)
     budget.poll()
     sites = list(checker.anchors(window.apply(chunks)).sites) if settings.anchored else []
-    if language == "python" and settings.segmented:
+    if language == "python" and segmented:
         segments = split_segments(language, checker.lexer.reference, chunks, sites,
                                   checker.adjacent, budget)
     if len(segments) < 2:
@@ -466,10 +472,13 @@ class _Fill:
             if self.cancel is not None and self.cancel():
                 raise Cancelled("the fill was cancelled")
             if verdicts[-1] == "no":
+                kept = ("" if not self.settings.structured else
+                        ", or every filling that would make it valid re-pairs your brackets "
+                        "or breaks a line your code goes on (structured=False allows that)")
                 raise NotCompletable(
                     f"no filling of the {len(self.chunks) - 1} hole(s) makes this valid "
-                    f"{self.checker.language}: the text outside the holes has a syntax error "
-                    "(mark that place as a hole too, or fill without the constraint)")
+                    f"{self.checker.language}: the text outside the holes has a syntax error"
+                    f"{kept} (mark that place as a hole too, or fill without the constraint)")
         return all(v == "yes" for v in verdicts)
 
     def _structure(self, seg: Segment) -> Structure:

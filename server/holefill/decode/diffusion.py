@@ -74,7 +74,10 @@ class DiffusionSettings:
     seed: int | None = 0
     max_check_steps: int = DEFAULT_MAX_STEPS
     anchored: bool = True
-    structured: bool = False  # the final check keeps the structure (holefill.check.structure)
+    # the final check keeps the structure too (holefill.check.structure); off: the loop's
+    # steps do not hold fillings to it yet (a masked run is a hole of its own, the rule is
+    # per hole of the request), so its results would be refused
+    structured: bool = False
 
     def __post_init__(self) -> None:
         if self.order not in ORDERS:

@@ -79,7 +79,7 @@ class DecodeSettings:
     # keep the structure of the user's code too: brackets keep their partners, a line with
     # the user's code after the hole stays one line (holefill.check.structure): each token's
     # judge, the witness and the final check; False (for now the default): the reading only
-    structured: bool = False
+    structured: bool = True
     # check with the incremental engine (holefill.check.incremental) where it applies;
     # False: the classic check for every token (for comparison in benchmarks)
     incremental: bool = True
@@ -349,9 +349,19 @@ class Constraint:
                                      structure=structure.shifted(len(window.prefix)
                                                                  - window.head))
             self.times_ms.append((time.perf_counter() - t0) * 1e3)
-            if res.fills is not None and res.stats.get("witness_verified"):
+            if (res.fills is not None and res.stats.get("witness_verified")
+                    and self._fits(chunks, hole, res.fills[hole])):
                 return res.fills[hole]
         return None
+
+    def _fits(self, chunks: list[str], hole: int, fill: str) -> bool:
+        """Whether the text the window verified a witness in is also completable as the whole
+        text (the other holes still open): a window's tail, closed by `pass` lines, may take
+        a block head that the clauses it cut off refuse (`if` before the user's `finally:`)."""
+        filled = [*chunks[:hole], chunks[hole] + fill + chunks[hole + 1], *chunks[hole + 2:]]
+        got = self.checker.check(filled, max_steps=self.max_steps, cancel=self.cancel,
+                                 anchored=False).verdict
+        return got is not Verdict.NO
 
     @staticmethod
     def _witness_windows(window: Window, engine: IncrementalCheck | None) -> list[Window]:
@@ -360,6 +370,8 @@ class Constraint:
             plain = Window(engine.left_start, window.tail, "", window.suffix)
             if plain != window:
                 out.append(plain)
+        if Window() not in out:
+            out.append(Window())  # the whole text: exact, the slowest
         return out
 
 
