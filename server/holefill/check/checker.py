@@ -11,6 +11,7 @@ import functools
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -160,6 +161,8 @@ class Checker:
         self.lexer: PartialLexer = lexer or GenericLexer(compiled)
         self._native = NativeChecker(NativeGrammar.from_normal(compiled.grammar))
         self._lock = threading.Lock()
+        self._structures: OrderedDict[tuple[str, ...], Structure] = OrderedDict()
+        self._lock_structures = threading.Lock()
 
     @functools.cached_property
     def adjacent(self) -> np.ndarray:
@@ -176,8 +179,20 @@ class Checker:
 
     def structure(self, chunks: Sequence[str]) -> Structure:
         """The structure of `chunks`, as the user's document, that fillings keep (see
-        holefill.check.structure); like `anchors`, computed once per request."""
-        return structure_of(self.lexer.reference, self.brackets, chunks)
+        holefill.check.structure); like `anchors`, once per request: a request asks for it
+        from several places, so the last few are kept (by their texts)."""
+        key = tuple(chunks)
+        with self._lock_structures:
+            got = self._structures.get(key)
+            if got is not None:
+                self._structures.move_to_end(key)
+                return got
+        got = structure_of(self.lexer.reference, self.brackets, chunks)
+        with self._lock_structures:
+            self._structures[key] = got
+            while len(self._structures) > 8:
+                self._structures.popitem(last=False)
+        return got
 
     def structure_violation(self, chunks: Sequence[str], fills: Sequence[str],
                             structure: Structure | None = None) -> str | None:

@@ -52,6 +52,7 @@ from holefill.budget import Budget, BudgetExhausted
 from holefill.check.checker import Checker, Verdict
 from holefill.check.core import CoreVerdict, NativeParser, NativeRight
 from holefill.check.structure import (
+    BLOCKED,
     NONE,
     PLAIN_STRUCTURE,
     Brackets,
@@ -449,6 +450,8 @@ class RightContext:
         hole 0 that counter; past it (a lexeme through the hole) only if q may leave."""
         sp = self.sp
         assert sp is not None
+        if sp.edge_of_chunk[s] == BLOCKED:
+            return -1
         region = int(sp.region[s])
         if region == 0:
             return sp.state(s, q)
@@ -648,6 +651,21 @@ def build_junction(left: LeftParse, right: RightContext,
             return q
         return run_rule(rule, [int(bcls[label])], q)
 
+    def owes_break(b: Place) -> bool:
+        """A lexeme ended where only a line break in the one-line hole stops the run that
+        goes on (holefill.check.structure.regions_of)."""
+        return (rule is not None and rule.one_line and b.kill >= 0
+                and right.brackets is not None
+                and not right.brackets.killable_one_line[b.kill])
+
+    def ends_on_break(b: Place, label: int, term: int) -> bool:
+        """A lexeme that only a line break ends (a directive, a line comment) ending inside
+        the one-line hole (holefill.check.structure.Brackets.line_bound)."""
+        if rule is None or not rule.one_line or b.hole < 0 or right.brackets is None:
+            return False
+        bound = right.brackets.line_bound
+        return bool(bound[label] or bound[term])
+
     def j_state(place: Place, lay: object, q: int = 0) -> tuple[int, bool]:
         key = (place, lay, q)
         got = ids.get(key)
@@ -664,7 +682,7 @@ def build_junction(left: LeftParse, right: RightContext,
         for a, label, b, kind, term in by_origin.get(p, ()):
             to_hole = b.hole >= 0
             q2 = counted(q, a, label)
-            if q2 < 0:
+            if q2 < 0 or owes_break(b) or ends_on_break(b, label, term):
                 continue
             for toks, key in right.terms.moves(lay, label, term, kind == KIND_EPS_LINK, a, b,
                                                chunks, to_hole):

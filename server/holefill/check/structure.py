@@ -64,9 +64,13 @@ the hole's region, so the product accepts a path iff the path's filling obeys (1
 check says YES iff some valid filling whose lexing the anchors allow obeys the rule; (4)
 removes, in the region, the edges of lexemes that start there and cannot be written without a
 line break (Python's NL, a preprocessor line): any other lexeme can be written on one line,
-so the check stays exact, and `obeys` (which judges the text of a filling) accepts every
-witness the renderer writes on one line (a rendered witness is checked by `obeys` before it
-is returned).
+so the check stays exact, and `violation` (which judges the text of a filling) accepts
+every witness the renderer writes on one line (a rendered witness is checked by `violation`
+before it is returned). Two corners are not exact, both towards YES (never a wrong NO, and
+a witness that breaks the rule is not returned, so the answer then is UNKNOWN): a Python hole
+in a line's indentation (a DEDENT there may need the hole's own line break), and a line
+break inside a blank lexeme of the hole, which the product does not see (a C directive's
+end, handled by its kill obligation: `regions_of`).
 
 While a hole is being filled (decoding), the text generated so far is fixed text at the end
 of the chunk before the hole; the hole's *region* then starts where that text begins
@@ -93,6 +97,7 @@ Where each engine applies it:
 
 from __future__ import annotations
 
+import bisect
 import functools
 from array import array
 from collections.abc import Sequence
@@ -113,6 +118,7 @@ OPENERS = {'"("': "(", '"["': "[", '"{"': "{", '"<%"': "{", '"<:"': "["}
 CLOSERS = {'")"': "(", '"]"': "[", '"}"': "{", '"%>"': "{", '":>"': "["}
 NONE, OPEN, CLOSE = 0, 1, 2
 BLOCKED = 3  # a state flag: no edge may enter or leave it (see regions_of)
+IN_HOLE = 4  # a state flag: a place inside a hole
 
 
 @dataclass(frozen=True)
@@ -209,6 +215,14 @@ class Brackets:
         # (NUL stops a directive's run too, but no lexeme starts with it: not a way out)
         self.killable_one_line = _killable(dfa, breaks | _line_break_classes(dfa, "\0"))
         self.needs_newline = frozenset(t for t in lexed - one_line if t < n)
+        # terminals whose lexemes only a line break ends (a directive line): one that ends
+        # inside a one-line hole would need the hole to break the line
+        ends: dict[int, bool] = {}
+        for state, label in enumerate(dfa.accept):
+            if 0 <= label < n:
+                ends[label] = ends.get(label, False) or bool(self.killable_one_line[state])
+        self.line_bound = np.zeros(n + 1, dtype=bool)
+        self.line_bound[[label for label, free in ends.items() if not free]] = True
         self.nl_mask = np.zeros(n + 1, dtype=bool)
         for term in self.needs_newline:
             self.nl_mask[term] = True
@@ -223,8 +237,6 @@ class Brackets:
 
 
 def _line_break_classes(dfa: LexerDFA, chars: str = "\n\r") -> set[int]:
-    import bisect
-
     return {bisect.bisect_right(dfa.boundaries, ord(c)) for c in chars}
 
 
@@ -278,8 +290,6 @@ def structure_of(ref: ReferenceLexer, brackets: Brackets, chunks: Sequence[str])
         at += len(c)
         offsets.append(at)
     rules = []
-    import bisect
-
     stack: list[int] = []
     i = 0
     for at in offsets:
@@ -534,6 +544,8 @@ class StructureProduct:
         ra, rb = self.region[src], self.region[dst]
         cls = self.brackets.cls[lab].astype(np.int64)  # label -1 reads the last entry (NONE)
         nl = self.brackets.nl_mask[lab] | self.brackets.nl_mask[term]
+        bound = self.brackets.line_bound
+        nl |= (bound[lab] | bound[term]) & (self.edge_of_chunk[dst] == IN_HOLE)
         if kinds is not None:
             own = np.asarray(kinds, dtype=np.int64) == KIND_HOLE
             nl |= own & (self.brackets.layout_mask[lab] | self.brackets.layout_mask[term])
@@ -551,8 +563,8 @@ class StructureProduct:
             # one-line region not with a lexeme that needs a line break: mid-line, with no
             # line break before the hole on its line, that break would be the hole's
             sel = (ra < 0) & (rb == h)
-            if rule.one_line:
-                sel &= ~nl
+            if rule.one_line:  # (into the hole itself: the text the filling wrote is known)
+                sel &= ~(nl & (self.edge_of_chunk[dst] == IN_HOLE))
             if sel.any():
                 q1 = step[enter_cls[sel], 0].astype(np.int64)
                 fine = q1 >= 0
@@ -629,6 +641,7 @@ def regions_of(keys: np.ndarray, structure: Structure, chunk_lengths: Sequence[i
     flags = np.zeros(len(keys), dtype=np.int8)
     flags[fixed & (keys[:, 1] == lengths[keys[:, 0]])] = 1
     flags[fixed & (keys[:, 1] == 0) & (keys[:, 0] > 0)] = 2
+    flags[~fixed] = IN_HOLE
     if killable is not None:
         one_line = np.array([r.one_line for r in structure.rules] + [False], dtype=bool)
         # the obligation sits on the place at a chunk's end (on the next hole, the same
@@ -679,9 +692,19 @@ class FillJudge:
     up to the hole). Brackets after an error character (a string still open at the end of
     the text so far) are not judged yet: they may be string content once it closes."""
 
+    CONTEXT = 2000  # characters of `before` kept (back to a lexeme boundary)
+
     def __init__(self, ref: ReferenceLexer, brackets: Brackets, before: str,
                  rule: HoleRule) -> None:
-        self.ref, self.brackets, self.before, self.rule = ref, brackets, before, rule
+        self.ref, self.brackets, self.rule = ref, brackets, rule
+        # Maximal munch from a lexeme boundary of `before`'s reading reads the rest of it
+        # (and the filling after it) as the whole does: each token re-reads a short text.
+        cut = 0
+        if len(before) > self.CONTEXT:
+            reading = ref.part_reading(before)
+            k = int(np.searchsorted(reading.starts, len(before) - self.CONTEXT, side="right"))
+            cut = int(reading.starts[k - 1]) if k > 0 else 0
+        self.before = before[cut:]
 
     def state(self, fill: str, complete: bool) -> int:
         """The rule's automaton state after `fill` (-1: broken; `complete`: the filling ends

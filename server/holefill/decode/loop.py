@@ -357,8 +357,14 @@ class Constraint:
     def _fits(self, chunks: list[str], hole: int, fill: str) -> bool:
         """Whether the text the window verified a witness in is also completable as the whole
         text (the other holes still open): a window's tail, closed by `pass` lines, may take
-        a block head that the clauses it cut off refuse (`if` before the user's `finally:`)."""
+        a block head that the clauses it cut off refuse (`if` before the user's `finally:`).
+        Where no hole is left in a Python text, CPython judges it."""
         filled = [*chunks[:hole], chunks[hole] + fill + chunks[hole + 1], *chunks[hole + 2:]]
+        if len(filled) == 1 and self.checker.language == "python":
+            from holefill.check.window import syntax_error
+
+            # no hole left: CPython decides (our f-string fields are an approximation)
+            return syntax_error(filled[0]) is None
         got = self.checker.check(filled, max_steps=self.max_steps, cancel=self.cancel,
                                  anchored=False).verdict
         return got is not Verdict.NO
