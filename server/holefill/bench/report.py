@@ -407,7 +407,9 @@ def _notes(res: BenchResults) -> str:
   the model did not close stays as generated). Con.: constrained, completed by the checker's
   witness; the text outside the holes keeps its reading (no filling turns fixed code into
   string or comment content). Con.p: Con. with the plain grammar semantics of the papers
-  (`anchored=False`: any filling after which the file parses). Chk.: Van.'s output cut back
+  (`anchored=False`: any filling after which the file parses). Con.l: Con. with the lexical
+  rule only (`structured=False`: the reading of the fixed text is kept, its bracket partners
+  and lines are not, holefill.check.structure). Chk.: Van.'s output cut back
   to the longest prefix after which the oracle accepts the file, else empty (several holes:
   one filling cut while the others stay free or empty, then lengthened back; see
   holefill/bench/modes.py). For C++ the cut uses tree-sitter (g++ per prefix is too slow), so
