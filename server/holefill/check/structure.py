@@ -8,18 +8,20 @@ obey it, like the anchors.
 The document's reading
 ----------------------
 D is maximal munch of the user's document with every hole empty (the anchors' D). Its
-bracket lexemes (``( ) [ ] { }`` and the digraphs ``<: :> <% %>``) are paired by a stack, as
-editors recover: a closer pairs with the nearest opener of its kind on the stack, and the
-openers above that one are left without a partner (`{ f( x[ }`: the braces pair, `(` and `[`
-do not); a closer with no opener of its kind on the stack has no partner, and the stack stays
-as it is. Openers left on the stack have no partner either. Those are the *fixed pairs* and
+bracket lexemes (``( ) [ ] { }`` and the digraphs ``<: :> <% %>``) are paired by a stack: a
+closer pairs with the opener on top of the stack when their kinds agree; otherwise (another
+kind on top, or an empty stack) the closer has no partner and the stack stays as it is: in
+`if (c == x <h> ... } else` the `}` is the one the user typed for the `{` still to come, not
+the loop's. (Pairing a closer with the nearest opener of its kind instead, as some editors
+recover, reads that `}` as the loop's and refuses the `) {` the hole needs.) Openers left on
+the stack have no partner either. Those are the *fixed pairs* and
 the *unpartnered* brackets of the document (a file the user is editing often has a few).
 
 For a hole h, two numbers follow from D (both capped at MAX_OUTER):
 
 - ``floor`` F(h): the unpartnered openers on top of the stack at h, down to the first paired
-  one (inside `{ f( x[ h }` F = 2: the filling may close `[` and `(`, not `{`). These are the
-  openers a filling may close.
+  one (a paired opener on the stack means h lies inside a fixed pair, which the filling may
+  not close). These are the openers a filling may close.
 - ``ceiling`` G(h): the unpartnered closers after h that a bracket opened at h would meet at
   its own level, before the closer of the fixed pair around h, or an unpartnered opener at
   that level, or the end. These are the closers a filling's openers may pair with.
@@ -298,7 +300,7 @@ def structure_of(ref: ReferenceLexer, brackets: Brackets, chunks: Sequence[str])
             if is_open[i]:
                 stack.append(i)
             elif partner[i] >= 0:
-                del stack[stack.index(partner[i]):]
+                stack.pop()
             i += 1
         floor = 0  # the unpartnered openers on top of the stack, down to a paired one
         while floor < min(len(stack), MAX_OUTER) and partner[stack[-1 - floor]] < 0:
@@ -333,12 +335,9 @@ def _pair(is_open: Sequence[bool], kinds: Sequence[str]) -> list[int]:
     for i, (o, k) in enumerate(zip(is_open, kinds, strict=True)):
         if o:
             stack.append(i)
-            continue
-        for depth in range(len(stack) - 1, -1, -1):
-            if kinds[stack[depth]] == k:
-                partner[i], partner[stack[depth]] = stack[depth], i
-                del stack[depth:]  # the openers above it stay without a partner
-                break
+        elif stack and kinds[stack[-1]] == k:
+            j = stack.pop()
+            partner[i], partner[j] = j, i
     return partner
 
 
