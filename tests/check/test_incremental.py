@@ -198,7 +198,9 @@ def test_after_an_else_the_engine_and_the_witness_agree_where_the_window_cannot(
     sites = with_engine.sites_of(chunks)
     typed = [chunks[0] + "        else:\n            y = 2\n            w = ", chunks[1]]
     assert classic.verdict(typed, sites) is Verdict.NO  # the window's limit, measured
+    assert engine.prefix.startswith("class _:") and engine.left_start == window.head
     assert with_engine.verdict(typed, sites) is Verdict.YES
+    assert engine.widened == 1  # the engine over the window said NO; the wide one, YES
     # without the engine the witness comes from the whole text, the last window it tries
     got = classic.witness(typed, sites, 0)
     assert got is not None
@@ -207,6 +209,30 @@ def test_after_an_else_the_engine_and_the_witness_agree_where_the_window_cannot(
     assert fill is not None
     ast_text = typed[0] + fill + typed[1]
     __import__("ast").parse(ast_text)
+
+
+def test_in_a_large_class_the_engine_reads_from_the_window_not_the_class(checker):
+    """A hole in one method of a 3,000-line class: the engine's left starts where the
+    window does (after its `class _:` lines), its answers are the whole check's, and only
+    a filling that leaves the method's body by a clause line asks the engine that reads
+    from the class's first line (test above)."""
+    from holefill.decode.completer import make_engine
+
+    methods = "".join(f"    def m{i}(self, x):\n        if x:\n            return {i}\n"
+                      f"        return -x\n\n" for i in range(600))
+    src = f"class Big:\n{methods}    def last(self, x):\n        if x:\n            y = 1\n"
+    at = len(src)
+    chunks = [src + "            ", "\n        return y\n\n\nprint(Big)\n"]
+    window = find_window("python", chunks)
+    assert window.head > at - 200 and window.prefix
+    engine = make_engine(checker, chunks, window)
+    sites = list(checker.anchors(chunks).sites)
+    for typed in ["y = 2", "y = (", "y = )", "pass\n        else:\n            y = 3",
+                  "pass\n        elif x:\n            y = )", "pass\n    def other(self):",
+                  "pass\nelse:\n    y = 3"]:
+        state = [chunks[0] + typed, chunks[1]]
+        assert engine.verdict(state, sites) is checker.check(state).verdict, typed
+        assert len(engine.left.text) < 300  # the left it reads: the window, not the class
 
 
 def test_the_first_question_into_a_right_context_may_build_its_tables_past_the_token_limit():

@@ -404,3 +404,52 @@ def test_no_window_parses_where_the_file_does_not_on_thousands_of_fillings():
                 if parses(windowed(c, fills, w)):
                     assert parses(whole(c, fills)), (c.name, w, fills)
     assert trials >= 7000
+
+
+def _stacks(text: str) -> dict[int, list[str]]:
+    """CPython's tokenizer's indentation stack at the first token of each logical line,
+    by line number: the oracle for the window's `class _:` levels."""
+    import io
+    import tokenize
+
+    stack: list[str] = []
+    out: dict[int, list[str]] = {}
+    fresh = True
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.INDENT:
+            stack.append(tok.string)
+        elif tok.type == tokenize.DEDENT:
+            stack.pop()
+        elif tok.type in (tokenize.NEWLINE, tokenize.NL):
+            fresh = fresh or tok.type == tokenize.NEWLINE
+        elif tok.type not in (tokenize.COMMENT, tokenize.ENCODING) and fresh:
+            out[tok.start[0]] = list(stack)
+            fresh = False
+    return out
+
+
+@pytest.mark.parametrize("name", ["argparse.py", "_pydecimal.py", "configparser.py",
+                                  "textwrap.py", "tokenize.py"])
+def test_indented_windows_open_the_levels_cpythons_tokenizer_has_open(name):
+    """The levels of an indented window's `class _:` lines, read from P's parse tree, are
+    the tokenizer's stack at the window's first line (holes at random line starts)."""
+    found = modules((name,))
+    if not found:
+        pytest.skip(f"{name} is not in this interpreter's standard library")
+    text = found[0][1]
+    stacks = _stacks(text)
+    starts = [i + 1 for i, ch in enumerate(text) if ch == "\n" and text[i + 1:i + 2] == " "]
+    rng = random.Random(name)
+    indented = 0
+    for at in rng.sample(starts, min(60, len(starts))):
+        chunks = [text[:at], text[at:]]
+        w = find_window("python", chunks)
+        if not w.prefix:
+            continue
+        indented += 1
+        line = text.count("\n", 0, w.head) + 1
+        wrapper = [x[: len(x) - len(x.lstrip(" \t"))] for x in w.prefix.splitlines()[1:]]
+        first = text[w.head:]
+        assert [*wrapper, first[: len(first) - len(first.lstrip(" \t"))]] == stacks[line], (
+            name, line)
+    assert indented >= 10

@@ -27,12 +27,12 @@ def test_the_cached_engines_keep_their_right_contexts_under_the_byte_bound():
     checker = Checker.for_language("python")
     bound = 1 << 20
     cache = EngineCache(max_bytes=bound)
-    assert prepare(checker, cache, list(CHUNKS)) == [Verdict.YES]
+    assert set(prepare(checker, cache, list(CHUNKS))) == {Verdict.YES}
     assert cache.native_bytes() > bound  # what a request leaves without the bound
     cache.trim()
     assert len(cache) > 0 and cache.native_bytes() <= bound
     # what was dropped is built again when asked
-    assert prepare(checker, cache, list(CHUNKS)) == [Verdict.YES]
+    assert set(prepare(checker, cache, list(CHUNKS))) == {Verdict.YES}
 
 
 def test_an_engine_drops_the_right_contexts_it_no_longer_uses_past_its_bound(monkeypatch):

@@ -41,8 +41,9 @@ closed by `pass` lines at the file's levels) is the classic one, with its soundn
 from __future__ import annotations
 
 import logging
+import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -101,6 +102,13 @@ RIGHT_MAX_BYTES = 128 << 20
 # What an engine keeps of the right contexts it is not using now (older holes' and texts'):
 # a fill of 12 holes kept up to 8 contexts of up to RIGHT_MAX_BYTES each.
 KEPT_RIGHTS_BYTES = 64 << 20
+
+# A line that continues an enclosing compound statement, and the last line's texts that may
+# still become one (IncrementalCheck._leaves_body).
+_CONTINUATION_WORDS = ("else", "elif", "except", "finally")
+_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
+_CONTINUE_PREFIXES = frozenset(w[:i] for w in _CONTINUATION_WORDS for i in range(len(w) + 1))
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 _VERDICT = {CoreVerdict.YES: Verdict.YES, CoreVerdict.NO: Verdict.NO,
             CoreVerdict.UNKNOWN: Verdict.UNKNOWN, CoreVerdict.CANCELLED: Verdict.UNKNOWN}
@@ -205,6 +213,10 @@ class LeftParse:
 
     def set_text(self, text: str) -> None:
         kept = self.lexer.set_text(text)
+        if self.dead_at is None:
+            # a check that fell back (the parser's budget, an ambiguous layout) settled
+            # lexemes it did not push: push them now, or the parse would skip them
+            kept = min(kept, len(self.after))
         if kept == 0 or self.start_layout is None:
             self.start_layout = self.terms.start(text)
         del self.after[kept:]
@@ -745,22 +757,38 @@ class IncrementalCheck:
     """Completability checks of one fill request as its holes are filled left to right.
 
     `left_start`: where the left text begins in the first chunk (a clean start of the
-    language: the top-level statement's start); `tail`/`suffix`: the window's cut of the last
-    chunk and its stand-in (holefill.check.window). Checks take the request's current chunks
-    and anchor sites (as the decoder keeps them, decode.loop.HoleState) and return a
-    Verdict, or None when the classic check must answer.
+    language: the top-level statement's start), `prefix` what stands before it; `tail` /
+    `suffix`: the window's cut of the last chunk and its stand-in (holefill.check.window).
+    Checks take the request's current chunks and anchor sites (as the decoder keeps them,
+    decode.loop.HoleState) and return a Verdict, or None when the classic check must answer.
+
+    Python, indented windows (a hole in a method of a 4,000-line class): the left starts
+    where the window does, after the window's `class _:` lines (`prefix`), so that neither
+    preparation nor typing reads the class. That view is exact but for one case, the one
+    the window over-rejects (holefill.check.window): a filling that leaves the window's
+    body (`body`, its indentation) by a line that continues an enclosing statement (`else`,
+    `elif`, `except`, `finally`), which `class _:` cannot take. A NO with such a line in
+    the filling, written or possibly being written (a shallower last line that is blank or
+    begins such a word), is asked again of `wide()`: the engine whose left starts at the
+    top-level statement, built at that first need (DESIGN.md §3: exact at heads).
     """
 
     def __init__(self, checker: Checker, left_start: int, tail: int, suffix: str,
                  unit: int | None, max_steps: int = PARSER_MAX_STEPS,
-                 shared: bool | None = None) -> None:
+                 shared: bool | None = None, prefix: str = "", body: str = "",
+                 wide: Callable[[], IncrementalCheck] | None = None) -> None:
         """`max_steps`: the work budget per check of the native parts (each stops at its
         own default if that is lower); past it a check falls back. `shared`: one right
-        context grown by entry or one per entry (RightContext); None: SHARED_RIGHT."""
+        context grown by entry or one per entry (RightContext); None: SHARED_RIGHT.
+        `prefix`, `body`, `wide`: an indented window's view (see the class docstring)."""
         self.shared = SHARED_RIGHT if shared is None else shared
         self.checker = checker
         self.limits = Limits(min(max_steps, PARSER_MAX_STEPS), min(max_steps, RIGHT_MAX_STEPS))
         self.left_start, self.tail, self.suffix = left_start, tail, suffix
+        self.prefix, self.body = prefix, body
+        self._make_wide = wide
+        self._wide: IncrementalCheck | None = None
+        self.widened = 0  # NO answers asked again of the wide engine
         self.terms = Terminals(checker, unit)
         self.grammar = checker._native.grammar
         self.left = LeftParse(self.terms, self.grammar, self.limits)
@@ -782,7 +810,11 @@ class IncrementalCheck:
             return None
         self.budget = budget
         try:
-            return self._verdict(list(chunks), sites, structure)
+            got = self._verdict(list(chunks), sites, structure)
+            if got is Verdict.NO and self._leaves_body(chunks[0]):
+                self.widened += 1
+                return self.wide().verdict(chunks, sites, budget, structure)
+            return got
         except Fallback as exc:
             log.debug("incremental check falls back: %s", exc)
             return None
@@ -796,14 +828,37 @@ class IncrementalCheck:
             for right in self.rights.values():
                 self._forget_retired(right)
 
+    def wide(self) -> IncrementalCheck:
+        """The engine whose left starts at the top-level statement (self without a prefix)."""
+        if self._make_wide is None:
+            return self
+        if self._wide is None:
+            self._wide = self._make_wide()
+        return self._wide
+
+    def _leaves_body(self, first: str) -> bool:
+        """Whether a line of the left text after its first, shallower than the window's
+        body, continues or may still continue an enclosing statement (class docstring)."""
+        if not self.prefix or self._make_wide is None:
+            return False
+        lines = _LINE_BREAK.split(first[self.left_start:])
+        for k, line in enumerate(lines[1:], 1):
+            rest = line.lstrip(" \t\f")
+            if not line.startswith(self.body) and (
+                    _CONTINUES.match(rest)
+                    or (k == len(lines) - 1 and rest in _CONTINUE_PREFIXES)):
+                return True
+        return False
+
     def _verdict(self, chunks: list[str], sites: Sequence[Site],
                  structure: Structure = PLAIN_STRUCTURE) -> Verdict:
         last = chunks[-1]
         if self.tail > len(last):
             raise Fallback("the window's tail no longer fits")
         chunks[-1] = last[: len(last) - self.tail] + self.suffix
-        left_text = chunks[0][self.left_start:]
-        self.left.set_sites([s.moved(0, s.base - self.left_start) for s in sites
+        shift = len(self.prefix) - self.left_start
+        left_text = self.prefix + chunks[0][self.left_start:]
+        self.left.set_sites([s.moved(0, s.base + shift) for s in sites
                              if s.chunk == 0 and s.base >= self.left_start])
         self.left.set_text(left_text)
         if len(chunks) == 1:  # every hole closed: the text ends here
@@ -817,6 +872,7 @@ class IncrementalCheck:
         if not structure.trivial:
             start = structure.start(0)
             region = max(0, (len(chunks[0]) if start is None else start) - self.left_start)
+            region += len(self.prefix)
             q0 = self._left_counter(structure.rules[0], left_text, region)
             if q0 < 0:
                 return Verdict.NO

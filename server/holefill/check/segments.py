@@ -60,6 +60,48 @@ and those from p on are B's. (Without a line of code between
 the hole and p, `@cache` typed into the hole could decorate the fixed definition; a
 decorator whose brackets a hole opens is refused by the bracket rule.)
 
+Indented cuts
+-------------
+A file that is one 4,000-line class has no column-0 definition between its holes. A cut
+may also lie at a line indented by L (spaces and tabs, no form feed) that starts `def`,
+`async def` or `class` (or its run of one-line decorators at L), under the conditions above
+read at L instead of column 0, and two more:
+
+- L is the body indentation of the top-level statement around p: the shallowest
+  indentation of a logical line of D (the document with its holes empty, read by our own
+  lexer; a line a hole lies in does not count) between the nearest logical line at column
+  0 above p and p (`_OuterIndent`);
+- in every possible reading, the logical lines from p on stay at L or deeper until one at
+  column 0 that is no `else`, `elif`, `except` or `finally` (as far as the reading is
+  decided; `_PartReading.stays_inside`).
+
+A = the text before p followed by the guard G = L `pass`; B = `class _:` followed by the
+text from p (the wrapper, a segment's `prefix`).
+
+Soundness, for any L: if A and B, filled, parse, so does the document. G parses after A, so
+at A's end the tokenizer's stack holds L or the last line opened a block (G then indents to
+L): the document's line at p, a statement at L like G's, is read the same way. From there B
+is read as in its wrapper: the stack tops agree at every line (B's own blocks are pushed
+alike, and a dedent of B lands on L, on 0 or on a level B pushed itself: in the wrapper any
+other width is an error), so the tokens are the same but for extra DEDENTs where the
+document closes blocks of A that the wrapper lacks, and those end blocks that hold at least
+their header's first statement. B's statements at L continue A's block at L, which accepts
+any statement (G is one: not a `match` body, which takes `case` blocks only), and no line
+of B at a new shallower width continues a statement of A (it would not parse after
+`class _:` either). So the document's tokens are A's statements followed by B's, nested as
+the grammar allows.
+
+Completeness: in a valid filling that keeps the reading, the line at p starts a statement
+at L (the argument above), after a fixed line of code that is no decorator: G parses after
+A as that line does. The stack at p is [0, L] when D's reading is the filling's up to there
+(the first condition: no line of the top-level statement is shallower than L), and B's
+lines stay at L or deeper until column 0 (the second), so B parses in its wrapper. Fillings
+that move the user's code elsewhere (a line of B at a width the wrapper lacks, after a
+filling closed the class and opened other blocks) may be refused: the structure the user
+wrote is kept (holefill.check.structure). Cost: one reading of D per request (about 10 ms
+for 200,000 characters), and a window of each segment that parses its part of the class
+only (holefill.check.window).
+
 The checks per token then look at the segment of the hole being filled only; the others are
 checked once per request, and their verdicts do not change while another segment's hole is
 filled. A C or C++ segment that ends at a cut carries a *guard* after its last chunk
@@ -70,7 +112,7 @@ segment's check; it is part of the text checked, not of the user's text.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -79,8 +121,10 @@ from holefill.budget import Budget, poll
 from holefill.lexing.anchors import ERROR, ReferenceLexer, Site
 from holefill.lexing.relex import code_points
 
-# A line that starts a top-level definition: the keyword and fixed text after it.
-_DEFINITION = re.compile(r"\n((?:async[ \t]+)?def|class)[ \t(:]")
+# A line that starts a definition: its indentation, the keyword and fixed text after it.
+_DEFINITION = re.compile(r"\n([ \t]*)((?:async[ \t]+)?def|class)[ \t(:]")
+# A line that continues the compound statement before it.
+_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
 # How far the readings of one chunk are followed looking for a cut (characters): past it the
 # chunk keeps no cut, which costs speed, never exactness.
 MAX_SCAN = 20_000
@@ -95,6 +139,7 @@ class Segment:
     chunks: tuple[str, ...]
     sites: tuple[Site, ...]
     guard: str = ""  # ends chunks[-1]: checked with it, not the user's text
+    prefix: str = ""  # starts chunks[0] (an indented cut's wrapper), not the user's text
 
     @property
     def holes(self) -> range:
@@ -103,44 +148,61 @@ class Segment:
 
 def split_segments(language: str, reference: ReferenceLexer | None, chunks: Sequence[str],
                    sites: Sequence[Site], adjacent: np.ndarray | None = None,
-                   budget: Budget | None = None) -> list[Segment]:
+                   budget: Budget | None = None, indented: bool = True) -> list[Segment]:
     """The segments of `chunks` (the user's document, a hole between each pair of chunks)
     with `sites` its anchor sites (empty: the plain semantics, no readings to keep). One
     segment (the whole document) for other languages than Python, C and C++, and for one
     hole. `adjacent`: the grammar's adjacent terminals (Checker.adjacent), which let Python
     cuts set aside readings no filling can have. `budget`: polled per chunk (its deadline
-    and cancel callback raise BudgetExhausted)."""
+    and cancel callback raise BudgetExhausted). `indented`: Python cuts inside a top-level
+    statement too (see "Indented cuts")."""
     whole = [Segment(0, tuple(chunks), tuple(sites))]
     if len(chunks) < 3 or reference is None or not sites:
         return whole
-    cuts: dict[int, tuple[int, str]]
+    cuts: dict[int, tuple[int, str, str]]
     if language == "python":
         by_chunk = {s.chunk: s for s in sites}
         cuts = {}
+        outer: list[_OuterIndent] = []  # read when first asked
+
+        def outer_indent(j: int) -> Callable[[int], str | None]:
+            def at(p: int) -> str | None:
+                if not outer:
+                    outer.append(_OuterIndent(ref, chunks))
+                return outer[0](j, p)
+            return at
+
+        ref = reference
         for j in range(1, len(chunks) - 1):
             poll(budget)
-            p = find_cut(reference, chunks[j], by_chunk.get(j), True, adjacent)
-            if p is not None:
-                cuts[j] = (p, "")
+            found = find_cut(reference, chunks[j], by_chunk.get(j), True, adjacent,
+                             outer_indent(j) if indented else None)
+            if found is not None:
+                p, lead = found
+                nl = "\r\n" if "\r\n" in chunks[j] else "\n"
+                cuts[j] = (p, f"{lead}pass{nl}" if lead else "",
+                           f"class _:{nl}" if lead else "")
     elif language in ("c", "cpp"):
         from holefill.check.segments_brace import brace_cuts
 
         poll(budget)
-        cuts = brace_cuts(language, reference, chunks, sites)
+        cuts = {j: (p, guard, "") for j, (p, guard)
+                in brace_cuts(language, reference, chunks, sites).items()}
     else:
         return whole
     return split_at(chunks, sites, cuts) if cuts else whole
 
 
 def split_at(chunks: Sequence[str], sites: Sequence[Site],
-             cuts: dict[int, tuple[int, str]]) -> list[Segment]:
-    """`chunks` split at the cuts (chunk -> (position, guard)): each segment's last chunk
-    ends at its cut, followed by the guard, and the next segment starts there."""
+             cuts: dict[int, tuple[int, str, str]]) -> list[Segment]:
+    """`chunks` split at the cuts (chunk -> (position, guard, prefix)): each segment's
+    last chunk ends at its cut, followed by the guard, and the next segment starts there,
+    after the prefix."""
     by_chunk = {s.chunk: s for s in sites}
     out: list[Segment] = []
     seg_chunks: list[str] = [chunks[0]]
     seg_sites: list[Site] = []
-    first = 0
+    first, prefix = 0, ""
     for j in range(1, len(chunks)):
         site = by_chunk.get(j)
         local = len(seg_chunks)
@@ -149,24 +211,28 @@ def split_at(chunks: Sequence[str], sites: Sequence[Site],
             if site is not None:
                 seg_sites.append(site.moved(local, site.base))
             continue
-        p, guard = cuts[j]
+        p, guard, wrapper = cuts[j]
         seg_chunks.append(chunks[j][:p] + guard)
         if site is not None:
             rho = None if site.rho is None else min(site.rho, p)
             seg_sites.append(replace(site, chunk=local, length=p, rho=rho))
-        out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites), guard))
-        first = j
-        seg_chunks, seg_sites = [chunks[j][p:]], []
-    out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites)))
+        out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites), guard, prefix))
+        first, prefix = j, wrapper
+        seg_chunks, seg_sites = [prefix + chunks[j][p:]], []
+    out.append(Segment(first, tuple(seg_chunks), tuple(seg_sites), "", prefix))
     return out
 
 
 def find_cut(ref: ReferenceLexer, chunk: str, site: Site | None, anchored: bool,
-             adjacent: np.ndarray | None = None) -> int | None:
-    """The first cut in `chunk` (fixed text between two holes, with its anchor site), or
-    None. Without anchors (`anchored` False) the plain semantics lets a hole's lexeme run
-    over any fixed text, so no position is sure to start a statement: no cut. `adjacent`
-    (holefill.grammar.adjacency) rules out readings no valid filling has."""
+             adjacent: np.ndarray | None = None,
+             outer: Callable[[int], str | None] | None = None) -> tuple[int, str] | None:
+    """The first cut in `chunk` (fixed text between two holes, with its anchor site): its
+    line start and its indentation ("" at the top level), or None. Without anchors
+    (`anchored` False) the plain semantics lets a hole's lexeme run over any fixed text, so
+    no position is sure to start a statement: no cut. `adjacent` (holefill.grammar.adjacency)
+    rules out readings no valid filling has. `outer(p)`: the body indentation of the
+    top-level statement around the line at p (`_outer_indent`); without it, top-level
+    cuts only."""
     if not anchored or site is None or site.passes or site.base:
         return None
     points = [x for x in (site.alpha_s, site.alpha_c) if x is not None]
@@ -176,18 +242,85 @@ def find_cut(ref: ReferenceLexer, chunk: str, site: Site | None, anchored: bool,
     hole_line = chunk.find("\n")
     readings: list[_PartReading] | None = None
     for m in _DEFINITION.finditer(chunk, max(0, low - 1)):
-        keyword = m.start() + 1
+        lead = m.group(1)
+        keyword = m.start(2)
         if keyword > MAX_SCAN:
             return None
-        p = _decorators_above(chunk, keyword)
+        at = _decorators_above(chunk, keyword, lead)
+        p = at - len(lead)
         if p <= low or _continued(chunk, p - 1):
+            continue
+        if lead and (outer is None or "\f" in lead or outer(p) != lead):
             continue
         if readings is None:
             readings = _possible_readings(ref, chunk, points, adjacent)
-        word = len(m.group(1).split()[0])  # `async` starts the lexeme of `async def`
-        if all(r.cuts(p, keyword, word, hole_line) for r in readings):
-            return p
+        word = len(m.group(2).split()[0])  # `async` starts the lexeme of `async def`
+        if all(r.cuts(at, keyword, word, hole_line) for r in readings) and (
+                not lead or all(r.stays_inside(at, lead) for r in readings)):
+            return p, lead
     return None
+
+
+class _OuterIndent:
+    """The indentation of the body of the top-level statement around a line of the
+    document with its holes empty (D), by our own lexer's reading of D: the shallowest
+    indentation of a logical line (its first lexeme of code, outside brackets, after an
+    unescaped line break) between that statement's first line (the nearest logical line at
+    column 0 above) and the line asked about. Read once per request, when the first
+    indented cut is tried (a few milliseconds for 200,000 characters). D's reading may not
+    be a filling's: a wrong answer only makes the cut's wrapper refuse fillings (see the
+    module docstring), never accept one the document does not."""
+
+    def __init__(self, ref: ReferenceLexer, chunks: Sequence[str]) -> None:
+        self.offsets = np.cumsum([0, *map(len, chunks[:-1])])
+        self.text = text = "".join(chunks)
+        got = ref.part_reading(text)
+        labels = got.labels
+        real = ((labels != ERROR) & ~np.isin(labels, list(ref.blank))
+                & ~np.isin(labels, list(ref.comment_like)))
+        starts, ends = got.starts[real], got.ends[real]
+        codes = code_points(text)
+        one = (ends - starts) == 1
+        first = codes[starts] if len(starts) else codes[:0]
+        step = ((one & np.isin(first, _OPEN_CODES)).astype(np.int64)
+                - (one & np.isin(first, _CLOSE_CODES)).astype(np.int64))
+        depth = np.concatenate([[0], np.cumsum(step)[:-1]]) if len(step) else step
+        breaks = np.flatnonzero(np.isin(codes, _LINE_BREAKS))
+        line_start = np.zeros(len(starts), dtype=np.int64)
+        before = np.searchsorted(breaks, starts)  # line breaks before each lexeme
+        has = before > 0
+        line_start[has] = breaks[before[has] - 1] + 1
+        prev_end = np.concatenate([[0], ends[:-1]]) if len(ends) else ends
+        escaped = np.zeros(len(starts), dtype=bool)
+        behind = line_start - 2  # the character before the line break
+        behind = np.where((line_start >= 2) & (codes[np.maximum(line_start - 1, 0)]
+                                               == ord("\n")) & (codes[np.maximum(behind, 0)]
+                                                                == ord("\r")),
+                          behind - 1, behind)
+        escaped[behind >= 0] = codes[behind[behind >= 0]] == ord("\\")
+        # a line a hole lies in takes its indentation from the filling: not counted
+        holes = self.offsets[1:]
+        fixed = np.searchsorted(holes, line_start) == np.searchsorted(holes, starts,
+                                                                        side="right")
+        logical = (prev_end <= line_start) & (depth == 0) & ~escaped & fixed
+        self.pos = starts[logical]
+        self.width = (starts - line_start)[logical]
+        self.line_start = line_start[logical]
+
+    def __call__(self, j: int, p: int) -> str | None:
+        """The body indentation around the line that starts at chunks[j][p]; None when no
+        line at column 0 is above it, or tabs and spaces are mixed in that width."""
+        at = int(np.searchsorted(self.pos, int(self.offsets[j]) + p))
+        tops = np.flatnonzero(self.width[:at] == 0)
+        if not len(tops) or tops[-1] + 1 >= at:
+            return None
+        widths = self.width[tops[-1] + 1:at]
+        low = int(widths.min())
+        if low == 0:
+            return None
+        leads = {self.text[a:a + low] for a in self.line_start[tops[-1] + 1:at][widths == low]}
+        lead = leads.pop()
+        return None if leads or lead.strip(" \t") else lead
 
 
 def _possible_readings(ref: ReferenceLexer, chunk: str, points: Sequence[int],
@@ -200,15 +333,15 @@ def _possible_readings(ref: ReferenceLexer, chunk: str, points: Sequence[int],
     return possible or readings
 
 
-def _decorators_above(text: str, keyword: int) -> int:
-    """The start of the run of one-line decorators at column 0 right above the line at
-    `keyword` (itself when there is none)."""
+def _decorators_above(text: str, keyword: int, lead: str = "") -> int:
+    """The start (its `@`) of the run of one-line decorators at indentation `lead` right
+    above the line at `keyword` (the keyword when there is none)."""
     p = keyword
-    while p > 0:
-        q = text.rfind("\n", 0, p - 1) + 1
-        if not text.startswith("@", q) or q == 0:
+    while p > len(lead):
+        q = text.rfind("\n", 0, p - len(lead) - 1) + 1
+        if not text.startswith(lead + "@", q) or q == 0:
             return p
-        p = q
+        p = q + len(lead)
     return p
 
 
@@ -258,6 +391,7 @@ class _PartReading:
         closes = one & np.isin(first_codes, _CLOSE_CODES)
         # bracket depth after each lexeme of code, counted from the reading's start
         self.depth = np.cumsum(opens.astype(np.int64) - closes.astype(np.int64))
+        self._widths: tuple[np.ndarray, np.ndarray] | None = None
 
     def possible(self, adjacent: np.ndarray | None) -> bool:
         """False when no valid filling has this reading: a decided error character, or two
@@ -300,6 +434,40 @@ class _PartReading:
         return (line > hole_line >= 0 and not chunk.startswith("@", first)
                 and self._starts_code(first)
                 and not _continued(chunk, line - 1) and self._balanced(line, p))
+
+    def stays_inside(self, at: int, lead: str) -> bool:
+        """Whether this reading, from the definition at `at` (indented by `lead`) on, keeps
+        every logical line as deep as `lead` or deeper until one at column 0 that continues
+        no statement (`else`, `elif`, `except`, `finally`); lines after an undecided lexeme
+        are not read. The wrapper of an indented cut opens `lead` only (module docstring);
+        this keeps it from refusing the user's own lines (a misread only costs a cut)."""
+        k0 = int(np.searchsorted(self.real_starts, at))
+        base = int(self.depth[k0 - 1]) if k0 > 0 else 0
+        width, first = self._line_widths()
+        undecided = np.flatnonzero(~self.decided[self.real[k0:]])
+        stop = k0 + (int(undecided[0]) if len(undecided) else len(self.real) - k0)
+        before = np.concatenate([[0], self.depth[:-1]])[k0:stop]
+        out = np.flatnonzero(first[k0:stop] & (before == base) & (width[k0:stop] < len(lead)))
+        if not len(out):
+            return True
+        k = k0 + int(out[0])
+        pos = int(self.real_starts[k])
+        return int(width[k]) == 0 and _CONTINUATION.match(self.chunk, pos) is None
+
+    def _line_widths(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each lexeme of code: its column, and whether it is the first of a logical
+        line (after an unescaped line break, only blanks before it on its line)."""
+        if self._widths is None:
+            starts = self.real_starts
+            breaks = np.flatnonzero(np.isin(self.codes, _LINE_BREAKS))
+            n = np.searchsorted(breaks, starts)
+            line = np.where(n > 0, breaks[np.maximum(n - 1, 0)] + 1, 0)
+            prev_end = np.concatenate([[0], self.ends[self.real][:-1]])
+            escaped = np.array([_continued(self.chunk, int(x) - 1) if x > 0 else False
+                                for x in line], dtype=bool) if len(line) else line > 0
+            first = (n > 0) & (prev_end <= line) & ~escaped
+            self._widths = (starts - line, first)
+        return self._widths
 
     def _starts_code(self, pos: int) -> bool:
         k = int(np.searchsorted(self.real_starts, pos))

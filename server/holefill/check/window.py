@@ -40,25 +40,31 @@ leaves the body through the enclosing statement's `else:` or `except:` is over-r
 7,000 standard-library cuts); `find_window(..., indented=False)` allows it.
 
 Python, nested: the body may lie deeper (a method's body inside a class, an `if` inside a
-loop). The window is then a run of statements of the innermost body that holds the holes,
-at L_k with the tokenizer's stack [0, L_1, ..., L_k] (read from the tokenizer, not guessed
-from the lines), wrapped in one `class _:` line per level: V = "class _:" + L_1 "class _:"
-+ ... + L_(k-1) "class _:" + W + J "pass" + one "pass" line per level below J. The same
-argument as above holds level by level; the extra `pass` lines stand for the file going on
-at those levels: a filling that closed the enclosing blocks and opened new ones at other
-widths leaves a stack on which one of them is an "unindent does not match", as the file's
-later lines would be. Heads and tails are tried from the innermost body out, within one
-budget of parses. Every level but one kind holds statements: the body of a `match` holds
-`case` blocks only, so a filling that dedents to it could write there a statement that `class
-_:` allows and the file does not (`if 0:` where `case 2:` belongs). No window is taken inside a
-`match` statement (the placeholder's enclosing nodes hold no `ast.Match`); the body around the
-`match` line is tried instead. (17,500 random and structured fillings of 700 standard-library
-cuts: no window that parses where the file does not; the slow test of
-tests/check/test_window.py.)
+loop). The window is then a run of statements of the innermost body that holds the holes, at
+L_k with the tokenizer's stack [0, L_1, ..., L_k] (read from P's parse tree: the lines of
+the statements that enclose the placeholder, not guessed from the lines around it), wrapped
+in one `class _:` line per level: V = "class _:" + L_1 "class _:" + ... + L_(k-1) "class _:"
++ W + J "pass" + one "pass" line per level below J. The same argument as above holds level
+by level; the extra `pass` lines stand for the file going on at those levels: a filling that
+closed the enclosing blocks and opened new ones at other widths leaves a stack on which one
+of them is an "unindent does not match", as the file's later lines would be. Heads and tails
+are tried from the innermost body out, within one budget of parses. Every level but one kind
+holds statements: the body of a `match` holds `case` blocks only, so a filling that dedents
+to it could write there a statement that `class _:` allows and the file does not (`if 0:`
+where `case 2:` belongs). No window is taken inside a `match` statement (the placeholder's
+enclosing nodes hold no `ast.Match`); the body around the `match` line is tried instead.
+(17,500 random and structured fillings of 700 standard-library cuts: no window that parses
+where the file does not; the slow test of tests/check/test_window.py.)
 
 Cost: a few `ast.parse` calls of the head, the tail and the enclosing top-level statement (about
-10 ms per 1,000 lines). A window stays valid while text is only inserted into holes
-(`Window.apply`), so callers compute it once per request, not once per check.
+10 ms per 1,000 lines): P is parsed once per (head, tail) pair, and its tree gives both the
+verdict and the levels; an error at or before the placeholder's line condemns the head, one
+after it the tail. P's answers are kept by text, so a request after typing in the hole (P
+unchanged) parses nothing of the class again. A window stays valid while text is only
+inserted into holes (`Window.apply`), so callers compute it once per request, not once per
+check. The incremental engine reads its left from the window's start too, after the
+`class _:` lines (holefill.check.incremental), so neither preparation nor typing reads a
+4,000-line class.
 
 C, C++ and JSON windows (a head at the top-level declaration of the first hole, and stand-ins
 for the fixed text of the blocks, namespaces, arrays and objects before the first hole and
@@ -70,11 +76,9 @@ from __future__ import annotations
 
 import ast
 import functools
-import io
 import itertools
 import re
 import threading
-import tokenize
 import warnings
 import zlib
 from collections import OrderedDict
@@ -261,66 +265,107 @@ def _window_at(first: str, last: str, s0: int, t0: int, lead: str, heads: list[i
                tails: list[int], nl: str, parses_left: list[int],
                budget: Budget | None = None) -> Window | None:
     """The window of statements at indentation `lead`, nearest head and tail first;
-    parses_left[0] counts the parses left; `budget` is polled before each."""
+    parses_left[0] counts the parses left; `budget` is polled before each. One parse per
+    (head, tail) pair, of P: the enclosing top-level statement with the run replaced by the
+    placeholder; its tree gives the blocks around the placeholder. An error at or before the
+    placeholder's line condemns the head (every tail fails with it); one after it, the
+    tail."""
     placeholder = f"{lead}pass{nl}"
     for s in heads:
         head = first[s0:s] + placeholder
-        parses_left[0] -= 1
-        if parses_left[0] < 0:
-            return None
-        poll(budget)
-        path = _placeholder_path(head, lead)
-        if path is None:
-            continue
-        if any(isinstance(node, ast.Match) for node in path):
-            return None  # a level of the stack holds `case` blocks only: see the docstring
-        levels = _open_levels(head, lead)
-        if levels is None:
-            return None
-        wrapper = "".join(f"{level}class _:{nl}" for level in ["", *levels[:-1]])
+        line = head.count("\n")  # the placeholder ends with the last line break
         for t in tails:
             parses_left[0] -= 1
             if parses_left[0] < 0:
                 return None
-            if _parse_error_line(head + last[t:t0], budget) is None:
-                # The closing `pass` takes the tail's indentation: see the module docstring.
-                # One more `pass` per enclosing level below it: a filling that closed those
-                # blocks and opened others at new widths fails here, as in the file.
-                closing = "".join(f"{level}pass{nl}" for level in
-                                  [_lead(last, t), *reversed(levels[:-1])]
-                                  if len(level) <= len(_lead(last, t)))
-                return Window(s, len(last) - t, wrapper, closing)
-        return None  # every tail fails after a sound head: a nearer head will not help
+            found = _placeholder_tree(head + last[t:t0], line, lead, budget)
+            if isinstance(found, int):
+                if 0 < found <= line or (found == 0 and t == tails[0]
+                                        and _parse_error_line(head, budget) is not None):
+                    break  # the head fails: try a nearer one
+                continue
+            if found is None:
+                break  # the placeholder is no statement at `lead` (inside a string)
+            if any(isinstance(node, ast.Match) for node in found):
+                return None  # a level of the stack holds `case` blocks only: see the docstring
+            levels = _path_levels(head, found, lead)
+            if levels is None:
+                return None
+            wrapper = "".join(f"{level}class _:{nl}" for level in ["", *levels[:-1]])
+            # The closing `pass` takes the tail's indentation: see the module docstring.
+            # One more `pass` per enclosing level below it: a filling that closed those
+            # blocks and opened others at new widths fails here, as in the file.
+            closing = "".join(f"{level}pass{nl}" for level in
+                              [_lead(last, t), *reversed(levels[:-1])]
+                              if len(level) <= len(_lead(last, t)))
+            return Window(s, len(last) - t, wrapper, closing)
+        else:
+            return None  # every tail fails after a sound head: a nearer head will not help
     return None
 
 
-def _open_levels(head: str, lead: str) -> list[str] | None:
-    """The indentation of every level CPython's tokenizer has open at the placeholder line
-    that ends `head` (the innermost is `lead`), or None when it sees something else. The
-    window's `class _:` lines open the same levels, so it starts with the file's stack."""
-    levels: list[str] = []
-    last_line = head.count("\n")
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(head).readline):
-            if tok.type == tokenize.INDENT:
-                levels.append(tok.string)
-            elif tok.type == tokenize.DEDENT:
-                levels.pop()
-            elif tok.type == tokenize.NAME and tok.start[0] == last_line:
-                break
-    except (tokenize.TokenError, SyntaxError, IndexError):
-        return None
-    return levels if levels and levels[-1] == lead else None
-
-
-def _placeholder_path(source: str, lead: str) -> list[ast.AST] | None:
-    """When `source` (top-level statement text + placeholder line) parses and its last line
-    is the placeholder as code, not as text inside a string: the nodes that enclose that
-    `pass`, outermost first (the body at `lead` may sit at any depth); else None."""
+def _placeholder_tree(source: str, line: int, lead: str,
+                      budget: Budget | None) -> list[ast.AST] | int | None:
+    """The nodes that enclose the placeholder `pass` of P (`source`) on `line` at `lead`,
+    outermost first, when P parses; the line of its error (0 unknown) when it does not;
+    None when the placeholder is not that statement. Kept per source: typing in a hole
+    leaves P as it was, so the next request asks the same."""
+    key = (source, line, lead)
+    with _PATHS_LOCK:
+        if key in _PATHS:
+            _PATHS.move_to_end(key)
+            return _PATHS[key]
+    poll(budget)
     tree = _parse(source)
-    if not isinstance(tree, ast.Module) or not tree.body:
+    got = tree if isinstance(tree, int) else _placeholder_path(tree, line, lead)
+    with _PATHS_LOCK:
+        _PATHS[key] = got
+        while len(_PATHS) > ERROR_LINES_KEPT:
+            _PATHS.popitem(last=False)
+    return got
+
+
+_PATHS: OrderedDict[tuple[str, int, str], list[ast.AST] | int | None] = OrderedDict()
+_PATHS_LOCK = threading.Lock()
+
+
+def forget() -> None:
+    """Drop every parse kept by text (for benchmarks that start cold, like
+    holefill.check.window_brace.forget)."""
+    with _PATHS_LOCK:
+        _PATHS.clear()
+    with _ERROR_LINES_LOCK:
+        _ERROR_LINES.clear()
+    _block_parses.cache_clear()
+
+
+def _path_levels(head: str, path: list[ast.AST], lead: str) -> list[str] | None:
+    """The indentation of every level CPython's tokenizer has open at the placeholder (the
+    innermost is `lead`), read from the enclosing nodes: each statement of the path but
+    the top-level one starts a line of the block it sits in; a handler (`except`) sits at
+    its `try`'s level. The window's `class _:` lines open the same levels, so it starts
+    with the file's stack. None when a lone carriage return (a line break to CPython)
+    makes the lines uncertain."""
+    if "\r" in head.replace("\r\n", ""):
         return None
-    line = source.count("\n")  # the placeholder ends with the last line break
+    lines = head.split("\n")
+    levels: list[str] = []
+    for node in path[1:]:
+        text = lines[node.lineno - 1]  # type: ignore[attr-defined]
+        here = text[: len(text) - len(text.lstrip(" \t\f"))]
+        if len(here) > len(levels[-1] if levels else ""):  # `elif`: its `if`'s level
+            levels.append(here)
+    if len(lead) > len(levels[-1] if levels else ""):
+        levels.append(lead)
+    return levels
+
+
+def _placeholder_path(tree: ast.Module, line: int, lead: str) -> list[ast.AST] | None:
+    """The nodes of `tree` that enclose the placeholder `pass` on `line` at `lead` (as code,
+    not as text inside a string), outermost first (the body at `lead` may sit at any
+    depth); None when there is no such statement."""
+    if not tree.body:
+        return None
 
     def down(node: ast.AST, path: list[ast.AST]) -> list[ast.AST] | None:
         if isinstance(node, ast.Pass) and node.lineno == line and node.col_offset == len(lead):
@@ -332,7 +377,11 @@ def _placeholder_path(source: str, lead: str) -> list[ast.AST] | None:
                     return found
         return None
 
-    return down(tree.body[-1], [])
+    # P is one top-level statement, but the run of heads may hold several
+    for top in reversed(tree.body):
+        if top.lineno <= line:  # type: ignore[attr-defined]
+            return down(top, [])
+    return None
 
 
 def _body_levels(text: str, s0: int) -> list[tuple[str, list[int]]]:
@@ -438,10 +487,13 @@ def _decorator_pending(chunks: Sequence[str], lead: str) -> bool:
     for k in range(len(chunks) - 2, -1, -1):
         chunk = chunks[k]
         # A chunk after a hole does not start a line; the first chunk does.
-        for p, _ in _line_starts_backwards(chunk, 0, first_line=k == 0):
-            here = _lead(chunk, p)
-            q = p + len(here)
-            if q < len(chunk) and _starts_statement(chunk, q) and lead.startswith(here):
+        starts = list(_STATEMENT_LINE.finditer(chunk))
+        if k == 0 and (m := _STATEMENT_LINE.match("\n" + chunk, 1)) is not None:
+            starts.insert(0, m)
+        for m in reversed(starts):
+            here = m.group(1)
+            if lead.startswith(here):
+                q = m.end() - (1 if m.string is not chunk else 0)
                 return here == lead and chunk[q] == "@"
     return False
 
@@ -477,10 +529,12 @@ def _line_starts_forwards(text: str, stop: int) -> Iterator[int]:
 
 def _lead(text: str, pos: int) -> str:
     """The spaces and tabs at `pos` (the indentation when pos starts a line)."""
-    end = pos
-    while end < len(text) and text[end] in " \t":
-        end += 1
-    return text[pos:end]
+    return _BLANKS.match(text, pos).group()  # type: ignore[union-attr]
+
+
+_BLANKS = re.compile(r"[ \t]*")
+# A line start (after its line break) whose line starts a statement, with its indentation.
+_STATEMENT_LINE = re.compile(r"(?<=\n)([ \t]*)(?=[^\s#\\\ufeff])")
 
 
 def _starts_statement(text: str, pos: int) -> bool:

@@ -264,19 +264,34 @@ def resolve_decoder(decoder: str, model: str | None) -> str:
 
 
 def make_engine(checker: Any, chunks: Sequence[str], window: Any,
-                max_steps: int = DEFAULT_MAX_STEPS) -> IncrementalCheck:
+                max_steps: int = DEFAULT_MAX_STEPS, narrow: bool = True) -> IncrementalCheck:
     """The incremental engine for a request: the left from a clean start of the language,
-    the right cut where the classic window cuts it (see holefill.check.incremental)."""
+    the right cut where the classic window cuts it (see holefill.check.incremental). An
+    indented Python window's left starts where the window does, after its `class _:`
+    lines, with the engine from the top-level statement kept for the one case that view
+    over-rejects (IncrementalCheck's docstring); `narrow` False: from the top-level statement
+    always."""
     from holefill.check.window import left_start
     from holefill.lexing.python_layout import indent_unit
 
-    start = left_start(checker.language, chunks[0])
-    unit = None
-    if checker.language == "python":
-        last = chunks[-1]
-        tail = [*chunks[1:-1], last[: len(last) - window.tail] + window.suffix]
-        unit = indent_unit([chunks[0][start:], *tail])
-    return IncrementalCheck(checker, start, window.tail, window.suffix, unit, max_steps)
+    if checker.language != "python":
+        start = left_start(checker.language, chunks[0])
+        return IncrementalCheck(checker, start, window.tail, window.suffix, None, max_steps)
+    last = chunks[-1]
+    tail = [*chunks[1:-1], last[: len(last) - window.tail] + window.suffix]
+
+    def engine(start: int, prefix: str = "") -> IncrementalCheck:
+        unit = indent_unit([prefix + chunks[0][start:], *tail])
+        return IncrementalCheck(checker, start, window.tail, window.suffix, unit, max_steps)
+
+    if not narrow or not window.prefix or len(chunks[0]) < window.head:
+        return engine(left_start(checker.language, chunks[0]))
+    rest = chunks[0][window.head:]
+    body = rest[: len(rest) - len(rest.lstrip(" \t"))]
+    unit = indent_unit([window.prefix + rest, *tail])
+    return IncrementalCheck(checker, window.head, window.tail, window.suffix, unit, max_steps,
+                            prefix=window.prefix, body=body,
+                            wide=lambda: engine(left_start(checker.language, chunks[0])))
 
 
 class EngineCache:
@@ -311,14 +326,14 @@ class EngineCache:
             next(reversed(self._engines.values())).trim(self.max_bytes)
 
     def engine_for(self, checker: Any, chunks: Sequence[str], window: Any,
-                   max_steps: int) -> IncrementalCheck:
+                   max_steps: int, narrow: bool = True) -> IncrementalCheck:
         """A recent engine when the text after the hole (as the window cuts it) and the text
         before the left's start are the same (its left parse re-reads only what changed),
         else a new one (`make_engine`)."""
-        engine = make_engine(checker, chunks, window, max_steps)
+        engine = make_engine(checker, chunks, window, max_steps, narrow)
         last = chunks[-1]
         key = (checker.language, window.tail, window.suffix, engine.terms.unit, max_steps,
-               hash(chunks[0][: engine.left_start]), engine.left_start,
+               hash(chunks[0][: engine.left_start]), engine.left_start, engine.prefix,
                tuple(chunks[1:-1]), last[: len(last) - window.tail])
         got = self._engines.get(key)
         if got is None:
@@ -362,26 +377,47 @@ def _request_checks(checker: Any, chunks: list[str], settings: DecodeSettings,
     def window_of(part: Sequence[str]) -> Window:
         return find_window(language, part, budget=budget)
 
+    def keeps_rules(segments: list[Segment]) -> list[Segment]:
+        # Each hole's structure rule (holefill.check.structure) is a condition on its own
+        # filling, with numbers read from the text around it. Python: a segment's text may
+        # give a hole smaller numbers than the document (the user's unpartnered brackets in
+        # other segments); a filling could pair with those only across a cut, which no
+        # valid filling does (a cut's line starts a statement: depth 0 in every valid
+        # filling), so the segment asks the same of valid fillings. Larger numbers come
+        # from a pair of the user's brackets across a cut, whose halves the segment sees
+        # unpartnered: then the request is one segment. C and C++ cuts are not at depth 0
+        # in every valid filling (a later hole may close a brace an earlier one left
+        # open): any hole that may pair with the user's brackets makes one segment.
+        if len(segments) < 2 or not (settings.anchored and settings.structured):
+            return segments
+        rules = checker.structure(chunks).rules
+        if language != "python":
+            return [] if any(r.floor or r.ceiling for r in rules) else segments
+        for seg in segments:
+            for mine, doc in zip(checker.structure(list(seg.chunks)).rules,
+                                 rules[seg.holes.start:seg.holes.stop], strict=True):
+                if (mine.floor > doc.floor or mine.ceiling > doc.ceiling
+                        or (mine.one_line, mine.free) != (doc.one_line, doc.free)):
+                    return []
+        return segments
+
     language = checker.language
     segments: list[Segment] = []
-    # A hole that may close the user's unpartnered openers or open for unpartnered closers
-    # (holefill.check.structure: floor, ceiling) may pair brackets across a segment's cut,
-    # which the cut lemmas rule out: such a request is one segment.
-    segmented = settings.segmented and not (
-        settings.anchored and settings.structured
-        and any(r.floor or r.ceiling for r in checker.structure(chunks).rules))
+    segmented = settings.segmented
     if language in ("c", "cpp") and segmented and settings.anchored:
         # cut before any window: one window over far-apart holes is the slow part
-        segments = split_segments(language, checker.lexer.reference, chunks,
-                                  list(checker.anchors(chunks).sites), budget=budget)
+        segments = keeps_rules(split_segments(language, checker.lexer.reference, chunks,
+                                              list(checker.anchors(chunks).sites),
+                                              budget=budget))
         if len(segments) > 1:
             return [(seg, constraint(seg.chunks, window_of(seg.chunks))) for seg in segments]
     window = window_of(chunks)
     budget.poll()
     sites = list(checker.anchors(window.apply(chunks)).sites) if settings.anchored else []
     if language == "python" and segmented:
-        segments = split_segments(language, checker.lexer.reference, chunks, sites,
-                                  checker.adjacent, budget)
+        segments = keeps_rules(split_segments(language, checker.lexer.reference, chunks,
+                                              sites, checker.adjacent, budget,
+                                              settings.in_blocks))
     if len(segments) < 2:
         return [(Segment(0, tuple(chunks), tuple(sites)), constraint(chunks, window))]
     return [(seg, constraint(seg.chunks, window_of(seg.chunks))) for seg in segments]
@@ -394,8 +430,8 @@ def segment_constraint(checker: Any, part: Sequence[str], window: Window,
     """The constraint of one segment: its window and, with ``settings.incremental``, its
     engine."""
     def engine_of(chunks: Sequence[str], window: Window) -> IncrementalCheck | None:
-        return (engine_for(checker, chunks, window, settings.max_check_steps)
-                if settings.incremental else None)
+        return (engine_for(checker, chunks, window, settings.max_check_steps,
+                           settings.in_blocks) if settings.incremental else None)
 
     split = settings.split_at_holes and checker.language in SPLITTABLE
     return Constraint(checker, window, settings.max_check_steps, cancel, settings.anchored,
@@ -469,6 +505,16 @@ class _Fill:
                                                structure=self._structure(seg)).value)
             if verdicts[-1] == "no" and constraint.window != Window():
                 verdicts[-1] = self._unwindowed(k).value
+            if verdicts[-1] == "no" and any(s.prefix for s, _ in self.parts):
+                # an indented cut's wrapper may refuse a line of the user's after a later
+                # hole (holefill.check.segments): the request goes on in one segment
+                log.warning("a segment of the %s text was refused; checking it whole",
+                            self.checker.language)
+                self.parts = request_checks(
+                    self.checker, self.chunks,
+                    dataclasses.replace(self.settings, segmented=False), self.cancel,
+                    self.completer._engines.engine_for, self.completer._engines.verdicts)
+                return self._check_start()
             if self.cancel is not None and self.cancel():
                 raise Cancelled("the fill was cancelled")
             if verdicts[-1] == "no":

@@ -55,7 +55,7 @@ ON_STUCK = ("witness", "stop")
 AUTOREGRESSIVE_ONLY = frozenset({
     "heal", "multiline", "block_indent", "replaceable", "stop_at_blank_line",
     "hole_placeholder", "max_prompt_tokens", "repetition_guard", "stop_grace", "incremental",
-    "top_p", "segmented", "split_at_holes", "keep_to_place", "stop_at_right_closer",
+    "top_p", "segmented", "in_blocks", "split_at_holes", "keep_to_place", "stop_at_right_closer",
 })
 
 

@@ -86,6 +86,10 @@ class DecodeSettings:
     # check each hole against its segment of a Python document only (top-level definitions
     # between holes split it, holefill.check.segments); False: against the whole window
     segmented: bool = True
+    # cut points inside blocks (holefill.check.segments: indented cuts) and engines that
+    # read an indented window only (holefill.check.incremental); False: the top level only,
+    # as before (the baseline of benchmarks/large_classes.py)
+    in_blocks: bool = True
     # check each token against the fixed text between the open holes around its hole only
     # (holefill.check.focus: exact for Python, C and C++); False: up to the segment's end
     split_at_holes: bool = True
@@ -331,7 +335,7 @@ class Constraint:
                 structure: Structure = PLAIN_STRUCTURE) -> str | None:
         """A verified shortest filling of hole number ``hole`` of ``chunks``, or None. When
         the window's `class _:` head cannot take the text typed so far (an `else:` after a
-        dedent, which the engine allows), the window that starts where the engine's left
+        dedent, which the engine allows), the window that starts where the wide engine's left
         starts is tried too (exact at its head, slower: its left is longer). With `split`,
         only the piece around the hole is completed (the rest is completable, see the class
         docstring)."""
@@ -373,7 +377,7 @@ class Constraint:
     def _witness_windows(window: Window, engine: IncrementalCheck | None) -> list[Window]:
         out = [window]
         if engine is not None:
-            plain = Window(engine.left_start, window.tail, "", window.suffix)
+            plain = Window(engine.wide().left_start, window.tail, "", window.suffix)
             if plain != window:
                 out.append(plain)
         if Window() not in out:
