@@ -287,3 +287,22 @@ def test_a_directive_that_the_last_hole_ends_keeps_the_sites_it_passed_through()
                  for s in sites]
     assert cpp.check(whole, anchors=Anchors(tuple(all_sites))).verdict is Verdict.YES
     assert IncrementalCheck(cpp, 0, 0, "", None).verdict(whole, all_sites) is Verdict.YES
+
+
+def test_after_a_check_that_ran_out_of_budget_the_left_parse_pushes_every_lexeme(checker):
+    """A check whose parser ran out of its budget midway through the left text falls back;
+    the next check must push the lexemes that one settled but never pushed (it skipped them
+    and answered NO on a completable text: a C++ class, measured in issue 36)."""
+    import dataclasses
+
+    src = "def f(x):\n    y = [1, 2, 3]\n    z = {'a': (y, x)}\n    return "
+    chunks = [src, "\n\n\nprint(f(1))\n"]
+    eng, window = engine_for(checker, chunks)
+    sites = list(checker.anchors(window.apply(chunks)).sites)
+    limits = eng.limits
+    eng.limits = eng.left.limits = dataclasses.replace(limits, parser_steps=40)
+    assert eng.verdict([src + "z", chunks[1]], sites) is None  # fell back midway
+    eng.limits = eng.left.limits = limits
+    for typed in ["z", "z[0]", "len(z) + 1"]:
+        state = [src + typed, chunks[1]]
+        assert eng.verdict(state, sites) is checker.check(state).verdict is Verdict.YES
