@@ -252,6 +252,9 @@ def test_a_method_between_holes_of_one_class_splits_it_with_a_wrapper(checker):
     # a definition nested deeper than the class body is no cut
     ["class C:\n    def f(self):\n        x = ", "\n        def inner():\n"
      "            return 2\n        return inner\n    y = ", "\n"],
+    # the top-level statement is a `try`: an `except` after a later hole would continue it
+    ["try:\n    x = 1\n\n    def f():\n        return ",
+     "\n        y = 2\n\n    def g():\n        return ", "\nexcept ImportError:\n    pass\n"],
     # a line of the class body shallower than the definition's (a `def` in an `if`)
     ["class C:\n    if x:\n        def f(self):\n            return ",
      "\n            y = 1\n        def g(self):\n            return 2\n    z = ", "\n"],

@@ -50,3 +50,23 @@ def test_an_end_where_the_hole_may_not_close_is_recorded(replay):
     res, refusals = fill(replay, ["else:\n        pass\n    else", "", "1"])
     assert [(r.hole, r.kind) for r in refusals] == [(0, END)]
     ast.parse(res.text(CHUNKS))
+
+
+CLASS = ["class C:\n    a = 1\n\n    def f(self, x):\n        y = x\n        return ",
+         "\n\n    def g(self):\n        return 2\n\n    def h(self, z):\n        if z:\n"
+         "            return ", "\n        return 0\n\n\nprint(C().f(1))\n"]
+
+
+def test_real_middles_in_one_class_come_back_through_its_indented_segments(replay):
+    """Two holes in two methods of one class: two segments (a `class _:` wrapper before the
+    second), and the real middles come back unchanged and unrefused."""
+    from holefill.check.checker import Checker
+    from holefill.decode.completer import request_checks
+    from holefill.decode.loop import DecodeSettings
+
+    parts = request_checks(Checker.for_language("python"), CLASS, DecodeSettings())
+    assert [(list(s.holes), s.prefix) for s, _ in parts] == [([0], ""), ([1], "class _:\n")]
+    backend, completer = replay
+    backend.replay(["y + 1", "z * 2"])
+    res = completer.fill(CLASS, "python", max_new_tokens=24, repetition_guard=False)
+    assert (res.fills, backend.refusals, res.verified) == (["y + 1", "z * 2"], [], True)

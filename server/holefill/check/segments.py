@@ -67,10 +67,11 @@ may also lie at a line indented by L (spaces and tabs, no form feed) that starts
 `async def` or `class` (or its run of one-line decorators at L), under the conditions above
 read at L instead of column 0, and two more:
 
-- L is the body indentation of the top-level statement around p: the shallowest
-  indentation of a logical line of D (the document with its holes empty, read by our own
-  lexer; a line a hole lies in does not count) between the nearest logical line at column
-  0 above p and p (`_OuterIndent`);
+- L is the body indentation of the top-level statement around p, which is a definition
+  (`class`, `def`, or a decorator's `@`: no clause after a later hole continues it, as an
+  `except` would a `try`): the shallowest indentation of a logical line of D (the document
+  with its holes empty, read by our own lexer; a line a hole lies in does not count)
+  between the nearest logical line at column 0 above p and p (`_OuterIndent`);
 - in every possible reading, the logical lines from p on stay at L or deeper until one at
   column 0 that is no `else`, `elif`, `except` or `finally` (as far as the reading is
   decided; `_PartReading.stays_inside`).
@@ -123,6 +124,8 @@ from holefill.lexing.relex import code_points
 
 # A line that starts a definition: its indentation, the keyword and fixed text after it.
 _DEFINITION = re.compile(r"\n([ \t]*)((?:async[ \t]+)?def|class)[ \t(:]")
+# A top-level statement whose body no clause continues: a definition or its decorator.
+_DEFINITION_START = re.compile(r"@|class\b|def\b|async[ \t]+def\b")
 # A line that continues the compound statement before it.
 _CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
 # How far the readings of one chunk are followed looking for a cut (characters): past it the
@@ -314,6 +317,8 @@ class _OuterIndent:
         tops = np.flatnonzero(self.width[:at] == 0)
         if not len(tops) or tops[-1] + 1 >= at:
             return None
+        if not _DEFINITION_START.match(self.text, int(self.pos[tops[-1]])):
+            return None  # an `if`, `try`, ...: a clause after a later hole may continue it
         widths = self.width[tops[-1] + 1:at]
         low = int(widths.min())
         if low == 0:

@@ -269,12 +269,18 @@ def make_engine(checker: Any, chunks: Sequence[str], window: Any,
     the right cut where the classic window cuts it (see holefill.check.incremental). An
     indented Python window's left starts where the window does, after its `class _:`
     lines, with the engine from the top-level statement kept for the one case that view
-    over-rejects (IncrementalCheck's docstring); `narrow` False: from the top-level statement
-    always."""
+    over-rejects (IncrementalCheck's docstring). C, C++ and JSON engines read the window's
+    left as the window does. `narrow` False: from the top-level statement always."""
     from holefill.check.window import left_start
     from holefill.lexing.python_layout import indent_unit
 
     if checker.language != "python":
+        # C, C++, JSON: the window's stand-ins before the first hole (holefill.check.
+        # window_brace) are the left's start: the window's own reading, which the classic
+        # check falls back to anyway; a hole deep in a 4,000-line class reads 200 lines
+        if narrow and len(chunks[0]) >= window.head and (window.prefix or window.head):
+            return IncrementalCheck(checker, window.head, window.tail, window.suffix, None,
+                                    max_steps, prefix=window.prefix)
         start = left_start(checker.language, chunks[0])
         return IncrementalCheck(checker, start, window.tail, window.suffix, None, max_steps)
     last = chunks[-1]
