@@ -345,3 +345,28 @@ def test_real_middles_in_one_class_are_accepted_segment_by_segment(checker, hole
             witness.extend(res.fills)
         assert parses(filled(chunks, witness)), (c.name, witness)
     assert split >= 6
+
+
+def test_every_prefix_of_real_middles_in_one_class_is_accepted_by_the_decoders_checks(checker):
+    """The replay over the new cut points: every 4-character prefix of the first hole's real
+    middle, checked as the decoder checks it (its segment, window and engine), is never
+    NO where the real middle keeps the user's structure."""
+    from holefill.decode.completer import request_checks
+    from holefill.decode.loop import DecodeSettings
+
+    split = replayed = 0
+    for c in class_cuts(checker, 2, 2, 2):
+        if checker.structure_violation(list(c.chunks), list(c.middles)) is not None:
+            continue  # refused by the structure rule, by design
+        parts = request_checks(checker, list(c.chunks), DecodeSettings())
+        split += any(seg.prefix for seg, _ in parts)
+        seg, constraint = next(p for p in parts if 0 in p[0].holes)
+        rules = checker.structure(list(seg.chunks))
+        shaped = rules.with_starts([len(seg.chunks[0])]) if rules.rules else rules
+        middle = c.middles[0]
+        for end in [*range(4, len(middle), 4), len(middle)]:
+            state = [seg.chunks[0] + middle[:end], *seg.chunks[1:]]
+            got = constraint.verdict(state, list(seg.sites), True, (0, 1), shaped)
+            assert got is not Verdict.NO, (c.name, middle[:end])
+            replayed += 1
+    assert split >= 4 and replayed >= 30

@@ -453,3 +453,29 @@ def test_indented_windows_open_the_levels_cpythons_tokenizer_has_open(name):
         assert [*wrapper, first[: len(first) - len(first.lstrip(" \t"))]] == stacks[line], (
             name, line)
     assert indented >= 10
+
+
+def test_a_large_class_is_parsed_member_by_member_with_the_whole_parses_answer():
+    """P of a large class (holefill.check.window: members) gives the answer one parse of it
+    gives: the levels at the placeholder, and an error where a member's border lies inside
+    a string (then P is parsed whole)."""
+    from holefill.check import window as W
+
+    methods = "".join(f"    def m{i}(self):\n        if self:\n            return {i}\n"
+                      "        return 0\n\n" for i in range(400))
+    for middle in ["        x = 1\n", '        s = """\n    def inside(self):\n"""\n']:
+        for place in (3, 1500):  # the placeholder in the first part, or in a later member
+            lines = methods.splitlines(keepends=True)
+            head = "class Big:\n" + "".join(lines[:place])
+            lead = "        " if place != 3 else "            "
+            source = head + lead + "pass\n" + middle + "".join(lines[place:])
+            line = head.count("\n") + 1
+            got = W._by_members(source, line, lead, None)
+            tree = ast.parse(source)
+            whole = W._placed(source, W._placeholder_path(tree, line, lead), lead)
+            if "inside" in middle:  # a border inside the string: the parts fail
+                assert got is W._WHOLE
+            else:
+                assert got == whole and got is not None and got.levels, (place, got, whole)
+    broken = "class Big:\n" + methods + "    def bad(self):\n        return (\n"
+    assert W._by_members(broken, 3, "        ", None) is W._WHOLE

@@ -811,7 +811,7 @@ class IncrementalCheck:
         self.budget = budget
         try:
             got = self._verdict(list(chunks), sites, structure)
-            if got is Verdict.NO and self._leaves_body(chunks[0]):
+            if got is Verdict.NO and self._leaves_body(chunks):
                 self.widened += 1
                 return self.wide().verdict(chunks, sites, budget, structure)
             return got
@@ -836,17 +836,22 @@ class IncrementalCheck:
             self._wide = self._make_wide()
         return self._wide
 
-    def _leaves_body(self, first: str) -> bool:
-        """Whether a line of the left text after its first, shallower than the window's
-        body, continues or may still continue an enclosing statement (class docstring)."""
+    def _leaves_body(self, chunks: Sequence[str]) -> bool:
+        """Whether a line of the left text after its first (as far as the window reads it),
+        shallower than the window's body, continues an enclosing statement, or, while the
+        hole is open, may still become one (class docstring)."""
         if not self.prefix or self._make_wide is None:
             return False
+        first = chunks[0]
+        open_hole = len(chunks) > 1
+        if not open_hole:  # every hole closed: the window's tail is not read
+            first = first[: len(first) - self.tail]
         lines = _LINE_BREAK.split(first[self.left_start:])
         for k, line in enumerate(lines[1:], 1):
             rest = line.lstrip(" \t\f")
             if not line.startswith(self.body) and (
                     _CONTINUES.match(rest)
-                    or (k == len(lines) - 1 and rest in _CONTINUE_PREFIXES)):
+                    or (open_hole and k == len(lines) - 1 and rest in _CONTINUE_PREFIXES)):
                 return True
         return False
 

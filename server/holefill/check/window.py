@@ -84,6 +84,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from holefill.budget import Budget, poll
 from holefill.check.window_brace import BRACE_LANGUAGES, brace_head, brace_window
@@ -286,9 +287,9 @@ def _window_at(first: str, last: str, s0: int, t0: int, lead: str, heads: list[i
                 continue
             if found is None:
                 break  # the placeholder is no statement at `lead` (inside a string)
-            if any(isinstance(node, ast.Match) for node in found):
+            if found.in_match:
                 return None  # a level of the stack holds `case` blocks only: see the docstring
-            levels = _path_levels(head, found, lead)
+            levels = found.levels
             if levels is None:
                 return None
             wrapper = "".join(f"{level}class _:{nl}" for level in ["", *levels[:-1]])
@@ -305,19 +306,25 @@ def _window_at(first: str, last: str, s0: int, t0: int, lead: str, heads: list[i
 
 
 def _placeholder_tree(source: str, line: int, lead: str,
-                      budget: Budget | None) -> list[ast.AST] | int | None:
-    """The nodes that enclose the placeholder `pass` of P (`source`) on `line` at `lead`,
-    outermost first, when P parses; the line of its error (0 unknown) when it does not;
-    None when the placeholder is not that statement. Kept per source: typing in a hole
-    leaves P as it was, so the next request asks the same."""
+                      budget: Budget | None) -> _Placed | int | None:
+    """The blocks around the placeholder `pass` of P (`source`) on `line` at `lead` when P
+    parses; the line of its error (0 unknown) when it does not; None when the placeholder
+    is not that statement. Kept per source (levels, not trees: a tree of a 4,000-line class
+    kept alive makes every garbage collection slow): typing in a hole leaves P as it was,
+    so the next request asks the same."""
     key = (source, line, lead)
     with _PATHS_LOCK:
         if key in _PATHS:
             _PATHS.move_to_end(key)
             return _PATHS[key]
     poll(budget)
-    tree = _parse(source)
-    got = tree if isinstance(tree, int) else _placeholder_path(tree, line, lead)
+    got: _Placed | int | None = _by_members(source, line, lead, budget)
+    if got is _WHOLE:
+        tree = _parse(source)
+        if isinstance(tree, int):
+            got = tree
+        else:
+            got = _placed(source, _placeholder_path(tree, line, lead), lead)
     with _PATHS_LOCK:
         _PATHS[key] = got
         while len(_PATHS) > ERROR_LINES_KEPT:
@@ -325,7 +332,110 @@ def _placeholder_tree(source: str, line: int, lead: str,
     return got
 
 
-_PATHS: OrderedDict[tuple[str, int, str], list[ast.AST] | int | None] = OrderedDict()
+# P of a large class is parsed as runs of its members. The class's body indentation L is
+# that of its first line of code after the header; a *member* starts at a line at exactly L
+# that begins `def`, `async def`, `class` or a decorator run. If the first part (the header
+# and the members before the first such line) parses alone as one `class` or `def` whose
+# body sits at L, and each later member parses as the body of `class _:` (one statement:
+# no line of it leaves the class), then P parses: the class is open at the end of each
+# part, and each member continues its body at L (no `else`/`except` can start a member,
+# and a part that parsed alone ends with no decorator). Members are answered from a cache
+# by text, so a request at a new place in the class parses the placeholder's member only.
+# A part that fails sends P to one parse of its own (a border inside a string): exact.
+_WHOLE: Any = object()
+_MEMBER = r"(?:@|(?:async[ \t]+)?def\b|class\b)"
+
+
+def _by_members(source: str, line: int, lead: str, budget: Budget | None
+                ) -> _Placed | int | None:
+    """`_placeholder_tree`'s answer from P's members (see above), or _WHOLE."""
+    if len(source) < BLOCKS_FROM or not re.match(r"(?:async[ \t]+)?def\b|class\b|@", source):
+        return _WHOLE
+    body = _STATEMENT_LINE.search(source)
+    if body is None or not body.group(1) or "\r" in source.replace("\r\n", ""):
+        return _WHOLE
+    indent = body.group(1)
+    starts = [m.start() for m in re.finditer(rf"(?<=\n){re.escape(indent)}{_MEMBER}", source)
+              if not _decorated(source, m.start(), indent)][1:]  # the first: in the header's
+    if not starts:
+        return _WHOLE
+    parts = [source[a:b] for a, b in zip([0, *starts], [*starts, len(source)], strict=True)]
+    first_lines = list(itertools.accumulate([1, *(p.count("\n") for p in parts[:-1])]))
+    k = next(i for i in range(len(parts) - 1, -1, -1) if first_lines[i] <= line)
+    for i, part in enumerate(parts):
+        poll(budget)
+        if i != k and not (_opening_part(part, indent) if i == 0 else _member_parses(part)):
+            return _WHOLE
+    if k == 0:
+        tree = _parse(parts[0])
+        if isinstance(tree, int) or not _opening_tree(tree, parts[0], indent):
+            return _WHOLE
+        return _placed(parts[0], _placeholder_path(tree, line, lead), lead)
+    wrapped = "class _:\n" + parts[k]
+    tree = _parse(wrapped)
+    if isinstance(tree, int) or len(tree.body) != 1:
+        return _WHOLE
+    return _placed(wrapped, _placeholder_path(tree, line - first_lines[k] + 2, lead), lead)
+
+
+def _placed(source: str, path: list[ast.AST] | None, lead: str) -> _Placed | None:
+    """The placeholder's levels from its enclosing nodes in the tree of `source`."""
+    if path is None:
+        return None
+    if any(isinstance(node, ast.Match) for node in path):
+        return _Placed(None, True)  # (a `case` block has no line of its own in 3.9-3.11)
+    return _Placed(_path_levels(source, path, lead), False)
+
+
+def _decorated(source: str, at: int, indent: str) -> bool:
+    """The member line at `at` belongs to a decorator above it: the nearest line above at
+    exactly the member's indentation (deeper lines continue a decorator's brackets) is one.
+    A misjudged border only makes a part fail, and P is then parsed whole."""
+    pos = at
+    for _ in range(32):
+        if pos <= 0:
+            return False
+        above = source.rfind("\n", 0, pos - 1) + 1
+        here = _lead(source, above)
+        rest = source[above + len(here): above + len(here) + 1]
+        if rest and rest not in "#\r\n" and len(here) <= len(indent):
+            return here == indent and rest == "@"
+        pos = above
+    return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _member_parses(part: str) -> bool:
+    tree = _parse("class _:\n" + part)
+    return not isinstance(tree, int) and len(tree.body) == 1
+
+
+@functools.lru_cache(maxsize=256)
+def _opening_part(part: str, indent: str) -> bool:
+    tree = _parse(part)
+    return not isinstance(tree, int) and _opening_tree(tree, part, indent)
+
+
+def _opening_tree(tree: ast.Module, part: str, indent: str) -> bool:
+    """One `class` or `def` whose body's first statement is at `indent`."""
+    if len(tree.body) != 1 or not isinstance(
+            tree.body[0], ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    first = tree.body[0].body[0]
+    text = part.split("\n")[first.lineno - 1]
+    return _lead(text, 0) == indent and first.col_offset == len(indent.encode())
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """Where P's placeholder sits: the levels open there (`_path_levels`, None when unsure)
+    and whether a `match` statement encloses it."""
+
+    levels: list[str] | None
+    in_match: bool
+
+
+_PATHS: OrderedDict[tuple[str, int, str], _Placed | int | None] = OrderedDict()
 _PATHS_LOCK = threading.Lock()
 
 
