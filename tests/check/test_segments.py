@@ -177,19 +177,31 @@ def real_cuts(checker: Checker, holes: int, per_file: int, seed: int) -> list:
 def test_filled_segments_that_parse_make_a_document_that_parses(checker, holes):
     """The lemma, with CPython as the judge: random fillings; whenever each
     segment filled parses and keeps its reading, the whole document does."""
+    split, premises = lemma_sweep(checker, real_cuts(checker, holes, 2, 0), holes,
+                                  FRAGMENTS, lambda segs: len(segs) > 1)
+    assert split >= 5, "too few cuts were split to test anything"
+    assert premises >= 10
+
+
+def lemma_sweep(checker: Checker, cuts: list, holes: int, fragments: list[str],
+                split: object) -> tuple[int, int]:
+    """For the cuts whose segments `split` accepts, 20 random fillings each: one hole (or,
+    a third of the time, each) takes a fragment, the rest their real text; whenever every
+    segment, filled, parses and keeps its reading, the whole document must. Returns the
+    cuts split and the fillings that met the premise."""
     rng = random.Random(holes)
-    split = premises = 0
-    for c in real_cuts(checker, holes, 2, 0):
+    n_split = premises = 0
+    for c in cuts:
         chunks = list(c.chunks)
         segs = segments_of(checker, chunks)
-        if len(segs) == 1:
+        if not split(segs):  # type: ignore[operator]
             continue
-        split += 1
+        n_split += 1
+        assert joined(segs) == chunks
         for _ in range(20):
-            # one hole (or, a third of the time, each) takes a fragment, the rest their text
             fills = list(c.middles)
             for i in ([rng.randrange(holes)] if rng.random() < 0.67 else range(holes)):
-                fills[i] = rng.choice(FRAGMENTS)
+                fills[i] = rng.choice(fragments)
             ok = all(parses(filled(seg.chunks, fills[seg.first:seg.first + len(seg.holes)]))
                      and checker.keeps_reading(list(seg.chunks),
                                                fills[seg.first:seg.first + len(seg.holes)])
@@ -198,8 +210,7 @@ def test_filled_segments_that_parse_make_a_document_that_parses(checker, holes):
                 premises += 1
                 assert parses(filled(chunks, fills)), (c.name, fills)
                 assert checker.keeps_reading(chunks, fills), (c.name, fills)
-    assert split >= 5, "too few cuts were split to test anything"
-    assert premises >= 10
+    return n_split, premises
 
 
 @pytest.mark.parametrize("holes", [2, 3])
@@ -299,28 +310,9 @@ def test_indented_segments_that_parse_make_a_document_that_parses(checker, holes
     """The indented lemma with CPython as the judge (as the top-level one above): random
     fillings of holes in one large class; whenever each segment, with its guard and
     wrapper, filled parses and keeps its reading, the whole document does."""
-    rng = random.Random(holes)
-    split = premises = 0
-    for c in class_cuts(checker, holes, 2, 0):
-        chunks = list(c.chunks)
-        segs = segments_of(checker, chunks)
-        if not any(s.prefix for s in segs):
-            continue
-        split += 1
-        assert joined(segs) == chunks
-        for _ in range(20):
-            fills = list(c.middles)
-            for i in ([rng.randrange(holes)] if rng.random() < 0.67 else range(holes)):
-                fills[i] = rng.choice(FRAGMENTS + ["\nx = 1\n", "\n    def q(self):\n",
-                                                   "\nclass D:\n  def r(self):\n"])
-            ok = all(parses(filled(seg.chunks, fills[seg.first:seg.first + len(seg.holes)]))
-                     and checker.keeps_reading(list(seg.chunks),
-                                               fills[seg.first:seg.first + len(seg.holes)])
-                     for seg in segs)
-            if ok:
-                premises += 1
-                assert parses(filled(chunks, fills)), (c.name, fills)
-                assert checker.keeps_reading(chunks, fills), (c.name, fills)
+    fragments = FRAGMENTS + ["\nx = 1\n", "\n    def q(self):\n", "\nclass D:\n  def r(self):\n"]
+    split, premises = lemma_sweep(checker, class_cuts(checker, holes, 2, 0), holes, fragments,
+                                  lambda segs: any(s.prefix for s in segs))
     assert split >= 6, "too few cuts were split inside a class to test anything"
     assert premises >= 20
 
