@@ -67,6 +67,7 @@ from holefill.check.structure import (
     regions_of,
     run_rule,
 )
+from holefill.check.window import _CONTINUATION, _CONTINUATION_WORDS
 from holefill.lexing.anchors import Anchors, Site
 from holefill.lexing.holes import (
     EPSILON,
@@ -103,10 +104,8 @@ RIGHT_MAX_BYTES = 128 << 20
 # a fill of 12 holes kept up to 8 contexts of up to RIGHT_MAX_BYTES each.
 KEPT_RIGHTS_BYTES = 64 << 20
 
-# A line that continues an enclosing compound statement, and the last line's texts that may
-# still become one (IncrementalCheck._leaves_body).
-_CONTINUATION_WORDS = ("else", "elif", "except", "finally")
-_CONTINUES = re.compile(r"(?:else|elif|except|finally)\b")
+# The last line's texts that may still become a clause continuing an enclosing compound
+# statement (IncrementalCheck._leaves_body; the words: holefill.check.window).
 _CONTINUE_PREFIXES = frozenset(w[:i] for w in _CONTINUATION_WORDS for i in range(len(w) + 1))
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -850,7 +849,7 @@ class IncrementalCheck:
         for k, line in enumerate(lines[1:], 1):
             rest = line.lstrip(" \t\f")
             if not line.startswith(self.body) and (
-                    _CONTINUES.match(rest)
+                    _CONTINUATION.match(rest)
                     or (open_hole and k == len(lines) - 1 and rest in _CONTINUE_PREFIXES)):
                 return True
         return False

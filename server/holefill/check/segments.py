@@ -119,6 +119,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from holefill.budget import Budget, poll
+from holefill.check.window import _CONTINUATION
 from holefill.lexing.anchors import ERROR, ReferenceLexer, Site
 from holefill.lexing.relex import code_points
 
@@ -126,8 +127,6 @@ from holefill.lexing.relex import code_points
 _DEFINITION = re.compile(r"\n([ \t]*)((?:async[ \t]+)?def|class)[ \t(:]")
 # A top-level statement whose body no clause continues: a definition or its decorator.
 _DEFINITION_START = re.compile(r"@|class\b|def\b|async[ \t]+def\b")
-# A line that continues the compound statement before it.
-_CONTINUATION = re.compile(r"(?:else|elif|except|finally)\b")
 # How far the readings of one chunk are followed looking for a cut (characters): past it the
 # chunk keeps no cut, which costs speed, never exactness.
 MAX_SCAN = 20_000

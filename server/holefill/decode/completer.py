@@ -286,18 +286,16 @@ def make_engine(checker: Any, chunks: Sequence[str], window: Any,
     last = chunks[-1]
     tail = [*chunks[1:-1], last[: len(last) - window.tail] + window.suffix]
 
-    def engine(start: int, prefix: str = "") -> IncrementalCheck:
+    def engine(start: int, prefix: str = "", **view: Any) -> IncrementalCheck:
         unit = indent_unit([prefix + chunks[0][start:], *tail])
-        return IncrementalCheck(checker, start, window.tail, window.suffix, unit, max_steps)
+        return IncrementalCheck(checker, start, window.tail, window.suffix, unit, max_steps,
+                                prefix=prefix, **view)
 
     if not narrow or not window.prefix or len(chunks[0]) < window.head:
         return engine(left_start(checker.language, chunks[0]))
     rest = chunks[0][window.head:]
-    body = rest[: len(rest) - len(rest.lstrip(" \t"))]
-    unit = indent_unit([window.prefix + rest, *tail])
-    return IncrementalCheck(checker, window.head, window.tail, window.suffix, unit, max_steps,
-                            prefix=window.prefix, body=body,
-                            wide=lambda: engine(left_start(checker.language, chunks[0])))
+    return engine(window.head, window.prefix, body=rest[: len(rest) - len(rest.lstrip(" \t"))],
+                  wide=lambda: engine(left_start(checker.language, chunks[0])))
 
 
 class EngineCache:
